@@ -1,0 +1,12 @@
+//! Wharf: an MCP server that hosts WebAssembly components as tools.
+//!
+//! Data flows one way (see DESIGN.md): a transport hands requests to the
+//! [`server`], which reads the [`registry`]'s current tools and runs them through
+//! the [`runtime`]. The [`loader`] turns the plugin folder into plugins.
+
+pub mod loader;
+pub mod naming;
+pub mod registry;
+pub mod runtime;
+pub mod server;
+pub mod stdio;

@@ -1,0 +1,171 @@
+//! The current set of plugins and the tools clients see.
+//!
+//! Strategy: a [`ToolSet`] is immutable once built. The [`Registry`] holds the
+//! current one behind an atomic pointer; readers take a snapshot (an `Arc`) without
+//! locking, and a reload builds a new set and swaps it in. Calls that started on
+//! the old set keep their snapshot, so they finish on the version they started on.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use serde_json::Value;
+
+use crate::naming;
+use crate::runtime::{Plugin, ToolSpec};
+
+/// A tool as clients see it: its exposed name and the plugin that runs it.
+pub struct ExposedTool {
+    name: String,
+    plugin: Arc<Plugin>,
+    spec: usize,
+    validator: jsonschema::Validator,
+}
+
+impl ExposedTool {
+    /// The name clients call it by (`<plugin>_<tool>`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The plugin that provides it.
+    pub fn plugin(&self) -> &Arc<Plugin> {
+        &self.plugin
+    }
+
+    /// The plugin's own description of it.
+    pub fn spec(&self) -> &ToolSpec {
+        &self.plugin.tools()[self.spec]
+    }
+
+    /// Checks `arguments` against the tool's input schema; the error lists every
+    /// violation with the JSON pointer of the offending value.
+    pub fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(arguments)
+            .map(|error| {
+                let path = error.instance_path().to_string();
+                if path.is_empty() {
+                    error.to_string()
+                } else {
+                    format!("at {path}: {error}")
+                }
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+}
+
+/// One consistent set of plugins and their tools, sorted by exposed name.
+#[derive(Default)]
+pub struct ToolSet {
+    plugins: Vec<Arc<Plugin>>,
+    tools: Vec<ExposedTool>,
+    by_name: HashMap<String, usize>,
+}
+
+impl ToolSet {
+    /// Builds the set from loaded plugins (whose names are already unique). A tool
+    /// whose name or input schema is unusable is left out with a warning.
+    pub fn new(plugins: Vec<Arc<Plugin>>) -> Self {
+        let mut tools = Vec::new();
+        for plugin in &plugins {
+            for (index, spec) in plugin.tools().iter().enumerate() {
+                let name = match naming::exposed_tool_name(plugin.name(), &spec.name) {
+                    Ok(name) => name,
+                    Err(error) => {
+                        tracing::warn!(plugin = plugin.name(), "tool left out: {error}");
+                        continue;
+                    }
+                };
+                let schema = Value::Object(spec.input_schema.clone());
+                let validator = match jsonschema::validator_for(&schema) {
+                    Ok(validator) => validator,
+                    Err(error) => {
+                        tracing::warn!(
+                            plugin = plugin.name(),
+                            tool = %spec.name,
+                            "tool left out: its input schema is not a valid JSON Schema: {error}"
+                        );
+                        continue;
+                    }
+                };
+                tools.push(ExposedTool {
+                    name,
+                    plugin: plugin.clone(),
+                    spec: index,
+                    validator,
+                });
+            }
+        }
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(index, tool)| (tool.name.clone(), index))
+            .collect();
+        Self {
+            plugins,
+            tools,
+            by_name,
+        }
+    }
+
+    /// All tools, sorted by exposed name.
+    pub fn tools(&self) -> &[ExposedTool] {
+        &self.tools
+    }
+
+    /// The loaded plugins.
+    pub fn plugins(&self) -> &[Arc<Plugin>] {
+        &self.plugins
+    }
+
+    /// The tool clients call `name`.
+    pub fn get(&self, name: &str) -> Option<&ExposedTool> {
+        self.by_name.get(name).map(|&index| &self.tools[index])
+    }
+
+    /// The tools after the one named `after` (all of them for `None`), at most `limit`,
+    /// and whether more follow. Keyed by name rather than position, so a page
+    /// boundary stays put when the set changes between pages.
+    pub fn page(&self, after: Option<&str>, limit: usize) -> (&[ExposedTool], bool) {
+        let start = match after {
+            None => 0,
+            Some(after) => self
+                .tools
+                .partition_point(|tool| tool.name.as_str() <= after),
+        };
+        let end = (start + limit).min(self.tools.len());
+        (&self.tools[start..end], end < self.tools.len())
+    }
+}
+
+/// Holds the current [`ToolSet`]; cheap to read from any task.
+pub struct Registry {
+    current: ArcSwap<ToolSet>,
+}
+
+impl Registry {
+    /// A registry serving `set`.
+    pub fn new(set: ToolSet) -> Self {
+        Self {
+            current: ArcSwap::from_pointee(set),
+        }
+    }
+
+    /// The set as it is now; keep the snapshot for the whole of one request.
+    pub fn snapshot(&self) -> Arc<ToolSet> {
+        self.current.load_full()
+    }
+
+    /// Replaces the set; requests already holding a snapshot are unaffected.
+    pub fn replace(&self, set: ToolSet) {
+        self.current.store(Arc::new(set));
+    }
+}

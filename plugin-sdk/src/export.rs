@@ -1,0 +1,130 @@
+//! Exporting a [`Toolbox`] as the component's `tools` interface.
+//!
+//! [`export_plugin!`](crate::export_plugin) implements the WIT `Guest` trait for a
+//! hidden type by calling [`list_tools`] and [`call_tool`] below, then hands that type
+//! to the `export!` macro that wit-bindgen generated, which emits the canonical-ABI
+//! exports.
+
+use crate::bindings::wharf::plugin::types as wit;
+use crate::error::ToolError;
+use crate::toolbox::Toolbox;
+
+/// The WIT `tool` records describing every tool of `toolbox`.
+pub fn list_tools(toolbox: &Toolbox) -> Vec<wit::Tool> {
+    toolbox.tools().iter().map(|tool| tool.to_wit()).collect()
+}
+
+/// Runs the tool `name` of `toolbox` and turns the outcome into WIT types.
+pub fn call_tool(
+    toolbox: &Toolbox,
+    name: &str,
+    arguments: &str,
+) -> Result<wit::CallResult, wit::ToolError> {
+    match toolbox.call(name, arguments) {
+        Ok(output) | Err(ToolError::Output(output)) => Ok(output.into_call_result()),
+        Err(ToolError::UnknownTool(name)) => Err(wit::ToolError::UnknownTool(name)),
+        Err(ToolError::InvalidArguments(message)) => Err(wit::ToolError::InvalidArguments(message)),
+        Err(ToolError::Failed(message)) => Err(wit::ToolError::Failed(message)),
+    }
+}
+
+/// Exports a plugin's tools: the one line that turns a crate into a Wharf plugin.
+///
+/// Give it a function (or any expression callable with no arguments) returning the
+/// plugin's [`Toolbox`](crate::Toolbox). Use it once, in the crate root of a `cdylib`
+/// built for `wasm32-wasip2`.
+///
+/// ```
+/// use wharf_sdk::{Tool, ToolOutput, Toolbox};
+///
+/// fn toolbox() -> Toolbox {
+///     Toolbox::new().with(Tool::new("ping", |()| Ok(ToolOutput::text("pong"))))
+/// }
+///
+/// wharf_sdk::export_plugin!(toolbox);
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! export_plugin {
+    ($toolbox:expr) => {
+        const _: () = {
+            struct WharfPlugin;
+
+            impl $crate::bindings::exports::wharf::plugin::tools::Guest for WharfPlugin {
+                fn list_tools() -> ::std::vec::Vec<$crate::bindings::wharf::plugin::types::Tool> {
+                    let toolbox: $crate::Toolbox = ($toolbox)();
+                    $crate::__private::list_tools(&toolbox)
+                }
+
+                fn call_tool(
+                    name: ::std::string::String,
+                    arguments: ::std::string::String,
+                ) -> ::core::result::Result<
+                    $crate::bindings::wharf::plugin::types::CallResult,
+                    $crate::bindings::wharf::plugin::types::ToolError,
+                > {
+                    let toolbox: $crate::Toolbox = ($toolbox)();
+                    $crate::__private::call_tool(&toolbox, &name, &arguments)
+                }
+            }
+
+    $crate::bindings::export!(WharfPlugin with_types_in $crate::bindings);
+        };
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Tool, ToolOutput};
+
+    fn toolbox() -> Toolbox {
+        Toolbox::new()
+            .with(Tool::new("ok", |()| Ok(ToolOutput::text("fine"))))
+            .with(Tool::new("bad", |()| Err(ToolError::failed("broken"))))
+            .with(Tool::new("soft", |()| {
+                Err(ToolOutput::error("try again").into())
+            }))
+    }
+
+    #[test]
+    fn lists_every_tool() {
+        let names: Vec<String> = list_tools(&toolbox()).into_iter().map(|t| t.name).collect();
+        assert_eq!(names, ["ok", "bad", "soft"]);
+    }
+
+    #[test]
+    fn maps_outcomes_to_wit() {
+        let toolbox = toolbox();
+        assert_eq!(
+            call_tool(&toolbox, "ok", "{}"),
+            Ok(wit::CallResult {
+                content: vec![wit::Content::Text("fine".into())],
+                structured_content: None,
+                is_error: false,
+            })
+        );
+        assert_eq!(
+            call_tool(&toolbox, "soft", "{}"),
+            Ok(wit::CallResult {
+                content: vec![wit::Content::Text("try again".into())],
+                structured_content: None,
+                is_error: true,
+            })
+        );
+        assert_eq!(
+            call_tool(&toolbox, "bad", "{}"),
+            Err(wit::ToolError::Failed("broken".into()))
+        );
+        assert_eq!(
+            call_tool(&toolbox, "ok", "{\"x\":1}"),
+            Err(wit::ToolError::InvalidArguments(
+                "this tool takes no arguments, but got `x`".into()
+            ))
+        );
+        assert_eq!(
+            call_tool(&toolbox, "nope", "{}"),
+            Err(wit::ToolError::UnknownTool("nope".into()))
+        );
+    }
+}

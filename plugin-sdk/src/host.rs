@@ -1,0 +1,95 @@
+//! What Wharf offers a plugin during a call: logging, progress, cancellation and
+//! configuration.
+//!
+//! Every function is safe to call at any time. Compiled for anything but WebAssembly
+//! (when a plugin's logic is unit-tested natively) they stand alone: [`log`] writes to
+//! standard error, [`progress`] does nothing, [`is_cancelled`] is false and [`config`]
+//! has no values.
+
+/// Severity of a log message, as in MCP (RFC 5424 levels, `Debug` to `Emergency`).
+pub use crate::bindings::wharf::plugin::types::LogLevel as Level;
+
+use std::fmt;
+
+#[cfg(target_arch = "wasm32")]
+use crate::bindings::wharf::plugin::host as wit;
+
+impl Level {
+    /// The level's name in MCP: `debug`, `info`, `notice`, `warning`, `error`,
+    /// `critical`, `alert` or `emergency`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Debug => "debug",
+            Level::Info => "info",
+            Level::Notice => "notice",
+            Level::Warning => "warning",
+            Level::Error => "error",
+            Level::Critical => "critical",
+            Level::Alert => "alert",
+            Level::Emergency => "emergency",
+        }
+    }
+}
+
+/// Writes the MCP name, as [`Level::as_str`].
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Writes `message` to Wharf's log at `level`, tagged with the plugin's name.
+pub fn log(level: Level, message: &str) {
+    #[cfg(target_arch = "wasm32")]
+    wit::log(level, message);
+    #[cfg(not(target_arch = "wasm32"))]
+    eprintln!("[{level}] {message}");
+}
+
+/// Reports progress of the current call. `progress` should increase with each report;
+/// `total` is the value it will reach at the end, when known.
+pub fn progress(progress: f64, total: Option<f64>, message: Option<&str>) {
+    #[cfg(target_arch = "wasm32")]
+    wit::progress(progress, total, message);
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = (progress, total, message);
+}
+
+/// True once the client has cancelled the current call or its deadline has passed.
+/// A long-running tool should check it now and then and stop early.
+pub fn is_cancelled() -> bool {
+    #[cfg(target_arch = "wasm32")]
+    return wit::is_cancelled();
+    #[cfg(not(target_arch = "wasm32"))]
+    false
+}
+
+/// The configuration value `key` granted to this plugin by its manifest, if any.
+pub fn config(key: &str) -> Option<String> {
+    #[cfg(target_arch = "wasm32")]
+    return wit::config(key);
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = key;
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natively_the_host_stands_alone() {
+        log(Level::Info, "hello");
+        progress(1.0, Some(2.0), Some("half"));
+        assert!(!is_cancelled());
+        assert_eq!(config("anything"), None);
+    }
+
+    #[test]
+    fn levels_have_mcp_names() {
+        assert_eq!(Level::Warning.to_string(), "warning");
+        assert_eq!(Level::Emergency.as_str(), "emergency");
+    }
+}

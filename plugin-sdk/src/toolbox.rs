@@ -1,0 +1,86 @@
+//! The set of tools a plugin offers, and dispatch of a call to one of them.
+
+use crate::error::ToolError;
+use crate::output::ToolOutput;
+use crate::tool::Tool;
+
+/// The tools of a plugin, in the order clients see them.
+///
+/// A plugin builds its toolbox in a plain function handed to
+/// [`export_plugin!`](crate::export_plugin). Wharf runs every call in a fresh
+/// instance, so that function runs once per call: keep it to building [`Tool`]s
+/// (which is cheap) and do real work inside the tools.
+#[derive(Debug, Default)]
+pub struct Toolbox {
+    tools: Vec<Tool>,
+}
+
+impl Toolbox {
+    /// An empty toolbox.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `tool` after those already there.
+    ///
+    /// # Panics
+    ///
+    /// If the toolbox already has a tool of the same name.
+    pub fn with(mut self, tool: Tool) -> Self {
+        assert!(
+            self.get(tool.name()).is_none(),
+            "two tools are called `{}`",
+            tool.name()
+        );
+        self.tools.push(tool);
+        self
+    }
+
+    /// The tools, in order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The tool called `name`, if any.
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|tool| tool.name() == name)
+    }
+
+    /// Runs the tool `name` on `arguments` (a JSON object as text), as Wharf does.
+    /// Handy for testing a plugin natively.
+    pub fn call(&self, name: &str, arguments: &str) -> Result<ToolOutput, ToolError> {
+        self.get(name)
+            .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))?
+            .call(arguments)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toolbox() -> Toolbox {
+        Toolbox::new()
+            .with(Tool::new("ping", |()| Ok(ToolOutput::text("pong"))))
+            .with(Tool::new("fail", |()| Err(ToolError::failed("no"))))
+    }
+
+    #[test]
+    fn dispatches_by_name() {
+        let toolbox = toolbox();
+        let names: Vec<&str> = toolbox.tools().iter().map(Tool::name).collect();
+        assert_eq!(names, ["ping", "fail"]);
+        assert_eq!(toolbox.call("ping", "{}").unwrap().text_summary(), "pong");
+        assert_eq!(toolbox.call("fail", "{}"), Err(ToolError::failed("no")));
+        assert_eq!(
+            toolbox.call("pong", "{}"),
+            Err(ToolError::UnknownTool("pong".into()))
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "two tools are called `ping`")]
+    fn rejects_duplicate_names() {
+        let _ = toolbox().with(Tool::new("ping", |()| Ok(ToolOutput::new())));
+    }
+}

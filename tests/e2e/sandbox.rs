@@ -1,0 +1,154 @@
+//! A misbehaving plugin fails its own call, never the server.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::harness::*;
+
+fn call(wharf: &mut Wharf, id: i64, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
+    let response = wharf.modern(
+        id,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    );
+    result_of(&response).clone()
+}
+
+fn still_serving(wharf: &mut Wharf, id: i64) {
+    let result = call(wharf, id, "echo_echo", json!({"text": "alive"}));
+    assert_eq!(first_text(&result), "alive");
+}
+
+#[test]
+fn a_trap_is_a_tool_error() {
+    let mut wharf = Wharf::start(&["echo", "misbehave"], &[]);
+    let result = call(&mut wharf, 1, "misbehave_trap", json!({}));
+    assert_eq!(result["isError"], true);
+    let text = first_text(&result);
+    assert!(text.starts_with("Tool `misbehave_trap` failed: the plugin crashed: it executed an `unreachable` instruction"), "{text}");
+    still_serving(&mut wharf, 2);
+}
+
+#[test]
+fn a_panic_is_a_tool_error_with_its_message() {
+    let mut wharf = Wharf::start(&["echo", "misbehave"], &[]);
+    let result = call(&mut wharf, 1, "misbehave_panic", json!({}));
+    assert_eq!(result["isError"], true);
+    assert!(first_text(&result).contains("deliberate panic"), "{result}");
+    still_serving(&mut wharf, 2);
+}
+
+#[test]
+fn plugin_reported_failures_are_tool_errors() {
+    let mut wharf = Wharf::start(&["echo", "misbehave"], &[]);
+    let result = call(&mut wharf, 1, "misbehave_fail", json!({}));
+    assert_eq!(result["isError"], true);
+    assert_eq!(
+        first_text(&result),
+        "Tool `misbehave_fail` failed: deliberate failure"
+    );
+    let result = call(&mut wharf, 2, "misbehave_error_result", json!({}));
+    assert_eq!(result["isError"], true);
+    assert_eq!(first_text(&result), "deliberate tool error");
+    still_serving(&mut wharf, 3);
+}
+
+#[test]
+fn a_spinning_plugin_is_stopped_at_its_deadline() {
+    let mut wharf = Wharf::start(&["echo", "misbehave"], &["--timeout-ms", "500"]);
+    let started = Instant::now();
+    let result = call(&mut wharf, 1, "misbehave_spin", json!({}));
+    let took = started.elapsed();
+    assert_eq!(result["isError"], true);
+    assert_eq!(
+        first_text(&result),
+        "Tool `misbehave_spin` failed: the call was stopped after its time limit of 500 ms"
+    );
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    still_serving(&mut wharf, 2);
+}
+
+#[test]
+fn other_calls_proceed_while_one_spins() {
+    let mut wharf = Wharf::start(&["echo", "misbehave"], &["--timeout-ms", "3000"]);
+    wharf.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": modern(json!({"name": "misbehave_spin", "arguments": {}}))}));
+    let started = Instant::now();
+    still_serving(&mut wharf, 2);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "echo waited for the spinner"
+    );
+    let spun = wharf.response(&json!(1));
+    assert_eq!(result_of(&spun)["isError"], true);
+}
+
+#[test]
+fn a_cancelled_call_gets_no_response() {
+    let mut wharf = Wharf::start(&["echo", "misbehave"], &[]);
+    wharf.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": modern(json!({"name": "misbehave_spin", "arguments": {}}))}));
+    std::thread::sleep(Duration::from_millis(300));
+    wharf.notify(
+        "notifications/cancelled",
+        json!({"requestId": 1, "reason": "test"}),
+    );
+    still_serving(&mut wharf, 2);
+    let late = wharf.drain(Duration::from_millis(500));
+    assert!(
+        late.iter().all(|m| m.get("id") != Some(&json!(1))),
+        "{late:?}"
+    );
+    wharf.wait_for_log("call failed: the call was cancelled");
+}
+
+#[test]
+fn a_memory_bomb_hits_the_memory_limit() {
+    let mut wharf = Wharf::start(&["echo", "misbehave"], &["--memory-mib", "32"]);
+    let result = call(&mut wharf, 1, "misbehave_alloc", json!({"mib": 64}));
+    assert_eq!(result["isError"], true);
+    assert_eq!(
+        first_text(&result),
+        "Tool `misbehave_alloc` failed: the plugin exceeded its memory limit of 32 MiB and was stopped"
+    );
+    let result = call(&mut wharf, 2, "misbehave_alloc", json!({"mib": 4}));
+    assert_eq!(result["isError"], false, "{result}");
+    still_serving(&mut wharf, 3);
+}
+
+#[test]
+fn no_files_and_no_environment_by_default() {
+    let mut wharf = Wharf::start(&["echo", "misbehave"], &[]);
+    let result = call(
+        &mut wharf,
+        1,
+        "misbehave_read_file",
+        json!({"path": "/etc/passwd"}),
+    );
+    assert!(!first_text(&result).contains("root:"), "{result}");
+    let result = call(&mut wharf, 2, "misbehave_env", json!({"name": "PATH"}));
+    assert!(!first_text(&result).contains("/usr"), "{result}");
+}
+
+#[test]
+fn progress_reaches_the_client_before_the_result() {
+    let mut wharf = Wharf::start(&["misbehave"], &[]);
+    let mut params = modern(json!({"name": "misbehave_log", "arguments": {}}));
+    params["_meta"]["progressToken"] = json!("tok");
+    wharf.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}));
+    let response = wharf.response(&json!(1));
+    assert_eq!(result_of(&response)["isError"], false);
+    let progress: Vec<_> = wharf
+        .drain(Duration::from_millis(100))
+        .into_iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(progress.len(), 3, "{progress:?}");
+    assert!(
+        progress
+            .iter()
+            .all(|m| m["params"]["progressToken"] == "tok")
+    );
+    wharf.wait_for_log("plugin=\"misbehave\"");
+}

@@ -1,0 +1,170 @@
+//! `cargo xtask`: builds the example plugins, runs the demo, runs every check.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+
+/// Wharf's development tasks.
+#[derive(Parser)]
+#[command(name = "cargo xtask")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Build the example plugins into target/plugins and the test plugins into
+    /// target/test-plugins.
+    Plugins,
+    /// Build Wharf and the example plugins, then serve them over stdio.
+    Demo,
+    /// Everything CI checks: formatting, clippy, plugins, unit and end-to-end tests.
+    Test,
+}
+
+/// Example plugins: (cargo package, output name).
+const EXAMPLE_PLUGINS: &[&str] = &["echo", "calc", "textstats"];
+/// Plugins that exist only for tests (misbehaving on purpose).
+const TEST_PLUGINS: &[&str] = &["misbehave"];
+const WASM_TARGET: &str = "wasm32-wasip2";
+/// A request to paste into the demo.
+const EXAMPLE_REQUEST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+/// The Cargo profile plugins are built with (see the workspace Cargo.toml).
+const PLUGIN_PROFILE: &str = "plugin";
+
+fn main() -> Result<()> {
+    match Cli::parse().task {
+        Task::Plugins => build_plugins(),
+        Task::Demo => demo(),
+        Task::Test => test(),
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    eprintln!("xtask: running {cmd:?}");
+    let status = cmd.status().with_context(|| format!("starting {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed with {status}");
+    }
+    Ok(())
+}
+
+/// Installs the wasm32-wasip2 standard library if rustup lacks it.
+fn ensure_wasm_target() -> Result<()> {
+    let output = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .context("running rustup (needed to install the wasm32-wasip2 target)")?;
+    let installed = String::from_utf8_lossy(&output.stdout);
+    if !installed.lines().any(|line| line.trim() == WASM_TARGET) {
+        run(Command::new("rustup").args(["target", "add", WASM_TARGET]))?;
+    }
+    Ok(())
+}
+
+fn build_plugins() -> Result<()> {
+    ensure_wasm_target()?;
+    let mut cmd = cargo();
+    cmd.args([
+        "build",
+        "--profile",
+        PLUGIN_PROFILE,
+        "--target",
+        WASM_TARGET,
+    ]);
+    for package in EXAMPLE_PLUGINS.iter().chain(TEST_PLUGINS) {
+        cmd.args(["-p", package]);
+    }
+    run(&mut cmd)?;
+    let built = root().join("target").join(WASM_TARGET).join(PLUGIN_PROFILE);
+    copy_plugins(&built, EXAMPLE_PLUGINS, &root().join("target/plugins"))?;
+    copy_plugins(&built, TEST_PLUGINS, &root().join("target/test-plugins"))?;
+    Ok(())
+}
+
+fn copy_plugins(from: &Path, names: &[&str], to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    for name in names {
+        let source = from.join(format!("{name}.wasm"));
+        let dest = to.join(format!("{name}.wasm"));
+        std::fs::copy(&source, &dest)
+            .with_context(|| format!("copying {} to {}", source.display(), dest.display()))?;
+        eprintln!("xtask: {}", dest.display());
+    }
+    Ok(())
+}
+
+fn demo() -> Result<()> {
+    build_plugins()?;
+    run(cargo().args(["build", "-p", "wharf"]))?;
+    let wharf = root().join("target/debug/wharf");
+    let plugins = root().join("target/plugins");
+    eprintln!(
+        "\nxtask: serving the example plugins over stdio. Type JSON-RPC lines, or connect a client:\n\
+         \n  command: {wharf}\n  args:    [\"serve\", \"--plugins\", \"{plugins}\"]\n\
+         \nFor example, paste:\n  {EXAMPLE_REQUEST}\n",
+        wharf = wharf.display(),
+        plugins = plugins.display(),
+    );
+    let status = Command::new(&wharf)
+        .args(["serve", "--plugins"])
+        .arg(&plugins)
+        .status()
+        .with_context(|| format!("starting {}", wharf.display()))?;
+    if !status.success() {
+        bail!("wharf exited with {status}");
+    }
+    Ok(())
+}
+
+fn test() -> Result<()> {
+    run(cargo().args(["fmt", "--all", "--check"]))?;
+    run(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    build_plugins()?;
+    let mut clippy_wasm = cargo();
+    clippy_wasm.args([
+        "clippy",
+        "--profile",
+        PLUGIN_PROFILE,
+        "--target",
+        WASM_TARGET,
+        "-p",
+        "wharf-sdk",
+    ]);
+    for package in EXAMPLE_PLUGINS.iter().chain(TEST_PLUGINS) {
+        clippy_wasm.args(["-p", package]);
+    }
+    clippy_wasm.args(["--", "-D", "warnings"]);
+    run(&mut clippy_wasm)?;
+    run(cargo()
+        .args(["test", "--workspace"])
+        .env("WHARF_TEST_PLUGINS", root().join("target/plugins"))
+        .env(
+            "WHARF_TEST_HOSTILE_PLUGINS",
+            root().join("target/test-plugins"),
+        ))?;
+    Ok(())
+}
