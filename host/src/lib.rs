@@ -10,3 +10,4 @@ pub mod registry;
 pub mod runtime;
 pub mod server;
 pub mod stdio;
+pub mod watcher;

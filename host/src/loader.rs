@@ -1,11 +1,20 @@
-//! Reads the plugin folder and turns its components into loaded plugins.
+//! Turns the plugin folder into loaded plugins, and keeps them in step with it.
+//!
+//! Strategy: a [`PluginFolder`] remembers, per plugin name, the file it came from
+//! and a fingerprint of that file's bytes. Each [`PluginFolder::scan`] lists the
+//! folder again, loads only what changed (compilation runs off the async
+//! executor), keeps the previous version of a plugin whose new file fails to load,
+//! and drops plugins whose file is gone. The caller turns the result into a
+//! [`ToolSet`] and swaps it into the registry.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use crate::naming;
-use crate::runtime::{LoadError, Plugin, Runtime};
+use crate::registry::ToolSet;
+use crate::runtime::{ContentHash, LoadError, Plugin, Runtime};
 
 /// Why one file in the folder did not become a plugin.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +37,192 @@ pub struct FolderError {
     source: std::io::Error,
 }
 
+/// Whether a file is complete enough to load: the watcher knows when a writer
+/// closed it or renamed it into place; otherwise its age decides.
+pub trait Settled: Sync {
+    fn settled(&self, path: &Path, modified: SystemTime) -> bool;
+}
+
+/// Every file counts as complete (start-up, one-shot loads).
+pub struct AllSettled;
+
+impl Settled for AllSettled {
+    fn settled(&self, _: &Path, _: SystemTime) -> bool {
+        true
+    }
+}
+
+/// A plugin and the version of the file it was loaded from.
+struct Loaded {
+    path: PathBuf,
+    fingerprint: ContentHash,
+    plugin: Arc<Plugin>,
+}
+
+/// What a scan did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ScanReport {
+    /// Plugins loaded (new or new version), by name.
+    pub loaded: Vec<String>,
+    /// Plugins removed because their file is gone.
+    pub removed: Vec<String>,
+    /// Files that failed to load (the previous version, if any, keeps serving).
+    pub failed: Vec<PathBuf>,
+    /// Files still being written; scan again later.
+    pub deferred: Vec<PathBuf>,
+}
+
+impl ScanReport {
+    /// Whether the set of plugins changed.
+    pub fn changed(&self) -> bool {
+        !self.loaded.is_empty() || !self.removed.is_empty()
+    }
+}
+
+/// The plugins loaded from one folder.
+pub struct PluginFolder {
+    dir: PathBuf,
+    runtime: Arc<Runtime>,
+    loaded: BTreeMap<String, Loaded>,
+    /// Files that failed, so one broken file is reported once: by fingerprint when
+    /// loading failed, `None` when its name was the problem.
+    failed: HashMap<PathBuf, Option<ContentHash>>,
+}
+
+impl PluginFolder {
+    /// A folder with nothing loaded yet; call [`Self::scan`].
+    pub fn new(dir: &Path, runtime: Arc<Runtime>) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            runtime,
+            loaded: BTreeMap::new(),
+            failed: HashMap::new(),
+        }
+    }
+
+    /// The folder being served.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The current plugins as a tool set.
+    pub fn tool_set(&self) -> ToolSet {
+        ToolSet::new(self.loaded.values().map(|l| l.plugin.clone()).collect())
+    }
+
+    /// Brings the loaded plugins in line with the folder. A file that fails is
+    /// logged and skipped; the others load, concurrently.
+    pub async fn scan(&mut self, settled: &dyn Settled) -> Result<ScanReport, FolderError> {
+        let mut report = ScanReport::default();
+        let mut claimed: BTreeMap<String, PathBuf> = BTreeMap::new();
+        let mut jobs = Vec::new();
+        for path in component_files(&self.dir)? {
+            let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+            let name = match naming::plugin_name(&stem) {
+                Ok(name) => name,
+                Err(error) => {
+                    self.report_once(&path, &FileError::from(error));
+                    continue;
+                }
+            };
+            if let Some(taken_by) = claimed.get(&name) {
+                let error = FileError::DuplicateName {
+                    name,
+                    taken_by: taken_by.clone(),
+                };
+                self.report_once(&path, &error);
+                continue;
+            }
+            claimed.insert(name.clone(), path.clone());
+
+            let modified = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            if !settled.settled(&path, modified) {
+                report.deferred.push(path);
+                continue;
+            }
+            let bytes = match std::fs::read(&path) {
+                Ok(bytes) => bytes,
+                Err(error) => {
+                    // Gone or unreadable between listing and reading: try again later.
+                    tracing::debug!(file = %path.display(), "cannot read yet: {error}");
+                    report.deferred.push(path);
+                    continue;
+                }
+            };
+            let fingerprint = ContentHash::of(&bytes);
+            let unchanged = self
+                .loaded
+                .get(&name)
+                .is_some_and(|l| l.path == path && l.fingerprint == fingerprint);
+            if unchanged || self.failed.get(&path) == Some(&Some(fingerprint)) {
+                continue;
+            }
+            let runtime = self.runtime.clone();
+            jobs.push(async move {
+                let result = runtime.load(&name, bytes).await;
+                (name, path, fingerprint, result)
+            });
+        }
+
+        for (name, path, fingerprint, result) in futures::future::join_all(jobs).await {
+            match result {
+                Ok(plugin) => {
+                    tracing::info!(
+                        plugin = plugin.name(),
+                        tools = plugin.tools().len(),
+                        file = %path.display(),
+                        "plugin loaded"
+                    );
+                    self.failed.remove(&path);
+                    self.loaded.insert(
+                        name.clone(),
+                        Loaded {
+                            path,
+                            fingerprint,
+                            plugin: Arc::new(plugin),
+                        },
+                    );
+                    report.loaded.push(name);
+                }
+                Err(error) => {
+                    let keeps = if self.loaded.contains_key(&name) {
+                        "; the previous version keeps serving"
+                    } else {
+                        ""
+                    };
+                    tracing::error!(file = %path.display(), "plugin not loaded: {error}{keeps}");
+                    self.failed.insert(path.clone(), Some(fingerprint));
+                    report.failed.push(path);
+                }
+            }
+        }
+
+        let gone: Vec<String> = self
+            .loaded
+            .keys()
+            .filter(|name| !claimed.contains_key(*name))
+            .cloned()
+            .collect();
+        for name in gone {
+            if let Some(old) = self.loaded.remove(&name) {
+                tracing::info!(plugin = %name, file = %old.path.display(), "plugin removed");
+            }
+            report.removed.push(name);
+        }
+        self.failed.retain(|path, _| path.exists());
+        Ok(report)
+    }
+
+    /// Logs a naming problem with a file unless it was logged already.
+    fn report_once(&mut self, path: &Path, error: &FileError) {
+        if self.failed.insert(path.to_path_buf(), None) != Some(None) {
+            tracing::error!(file = %path.display(), "plugin not loaded: {error}");
+        }
+    }
+}
+
 /// The `.wasm` files directly inside `dir`, sorted by file name so that load order
 /// (and who wins a name clash) never depends on the file system.
 pub fn component_files(dir: &Path) -> Result<Vec<PathBuf>, FolderError> {
@@ -42,63 +237,4 @@ pub fn component_files(dir: &Path) -> Result<Vec<PathBuf>, FolderError> {
         .collect();
     files.sort();
     Ok(files)
-}
-
-/// Loads every component in `dir`. A file that fails is logged and skipped; the
-/// others load. Compilation of the files runs concurrently.
-pub async fn load_folder(runtime: &Runtime, dir: &Path) -> Result<Vec<Arc<Plugin>>, FolderError> {
-    let files = component_files(dir)?;
-    let mut claimed: Vec<(String, PathBuf)> = Vec::new();
-    let mut jobs = Vec::new();
-    for path in files {
-        let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-        let name = match naming::plugin_name(&stem) {
-            Ok(name) => name,
-            Err(error) => {
-                report(&path, &FileError::from(error));
-                continue;
-            }
-        };
-        if let Some((_, taken_by)) = claimed.iter().find(|(n, _)| *n == name) {
-            let error = FileError::DuplicateName {
-                name,
-                taken_by: taken_by.clone(),
-            };
-            report(&path, &error);
-            continue;
-        }
-        claimed.push((name.clone(), path.clone()));
-        jobs.push(async move {
-            let result = load_file(runtime, &name, &path).await;
-            (path, result)
-        });
-    }
-
-    let mut plugins = Vec::new();
-    let mut seen = HashSet::new();
-    for (path, result) in futures::future::join_all(jobs).await {
-        match result {
-            Ok(plugin) => {
-                tracing::info!(
-                    plugin = plugin.name(),
-                    tools = plugin.tools().len(),
-                    file = %path.display(),
-                    "plugin loaded"
-                );
-                seen.insert(plugin.name().to_string());
-                plugins.push(Arc::new(plugin));
-            }
-            Err(error) => report(&path, &error),
-        }
-    }
-    Ok(plugins)
-}
-
-async fn load_file(runtime: &Runtime, name: &str, path: &Path) -> Result<Plugin, FileError> {
-    let bytes = tokio::fs::read(path).await?;
-    Ok(runtime.load(name, bytes).await?)
-}
-
-fn report(path: &Path, error: &FileError) {
-    tracing::error!(file = %path.display(), "plugin not loaded: {error}");
 }

@@ -8,10 +8,12 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
-use wharf::registry::{Registry, ToolSet};
-use wharf::runtime::{CallLimits, Runtime};
+use wharf::loader::{AllSettled, PluginFolder};
+use wharf::registry::Registry;
+use wharf::runtime::{CallLimits, CompiledCache, Runtime};
 use wharf::server::{SUPPORTED_VERSIONS, ServerOptions, WharfServer};
 use wharf::stdio::{DEFAULT_MAX_LINE_BYTES, LineTransport};
+use wharf::watcher::FolderWatch;
 
 /// Serve WebAssembly components as MCP tools.
 #[derive(Parser)]
@@ -52,6 +54,20 @@ struct ServeArgs {
     /// Largest accepted stdio message, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES)]
     max_message_bytes: usize,
+
+    /// Where compiled components are kept between runs [default: the user cache
+    /// directory, e.g. ~/.cache/wharf].
+    #[arg(long, env = "WHARF_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+
+    /// Compile every component at every start; keep nothing on disk (overrides
+    /// `--cache-dir`).
+    #[arg(long)]
+    no_cache: bool,
+
+    /// Load the folder once; ignore later changes to it.
+    #[arg(long)]
+    no_watch: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -84,17 +100,34 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         memory_bytes: (args.memory_mib as usize) << 20,
         ..CallLimits::default()
     };
-    let runtime = Runtime::new(limits)?;
+    let cache_root = match (args.no_cache, args.cache_dir) {
+        (true, _) => None,
+        (false, Some(dir)) => Some(dir),
+        (false, None) => CompiledCache::default_root(),
+    };
+    let runtime = Arc::new(Runtime::new(limits, cache_root.as_deref())?);
     let started = std::time::Instant::now();
-    let plugins = wharf::loader::load_folder(&runtime, &args.plugins).await?;
-    let set = ToolSet::new(plugins);
+    // Watch before the first scan, so nothing written meanwhile is missed.
+    let watch = if args.no_watch {
+        None
+    } else {
+        Some(FolderWatch::start(&args.plugins)?)
+    };
+    let mut folder = PluginFolder::new(&args.plugins, runtime);
+    folder.scan(&AllSettled).await?;
+    let set = folder.tool_set();
     tracing::info!(
         plugins = set.plugins().len(),
         tools = set.tools().len(),
         elapsed_ms = started.elapsed().as_millis() as u64,
+        cache = %cache_root.as_deref().map(|p| p.display().to_string()).unwrap_or_else(|| "off".into()),
+        watching = watch.is_some(),
         "serving MCP on stdio"
     );
     let registry = Arc::new(Registry::new(set));
+    if let Some(watch) = watch {
+        watch.spawn(folder, registry.clone());
+    }
     let server = WharfServer::new(
         registry,
         ServerOptions {

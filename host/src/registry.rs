@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use serde_json::Value;
+use tokio::sync::watch;
 
 use crate::naming;
 use crate::runtime::{Plugin, ToolSpec};
@@ -131,6 +132,17 @@ impl ToolSet {
         self.by_name.get(name).map(|&index| &self.tools[index])
     }
 
+    /// Whether `other` shows clients exactly the same tools (names and
+    /// descriptions), so a swap between the two needs no list-changed notification.
+    pub fn same_listing(&self, other: &ToolSet) -> bool {
+        self.tools.len() == other.tools.len()
+            && self
+                .tools
+                .iter()
+                .zip(&other.tools)
+                .all(|(a, b)| a.name == b.name && a.spec() == b.spec())
+    }
+
     /// The tools after the one named `after` (all of them for `None`), at most `limit`,
     /// and whether more follow. Keyed by name rather than position, so a page
     /// boundary stays put when the set changes between pages.
@@ -147,8 +159,13 @@ impl ToolSet {
 }
 
 /// Holds the current [`ToolSet`]; cheap to read from any task.
+///
+/// Subscribers (listen streams, legacy sessions) watch a counter that moves only
+/// when what clients see changed; `watch` keeps just the latest value, so a burst
+/// of swaps reaches a slow subscriber as one change.
 pub struct Registry {
     current: ArcSwap<ToolSet>,
+    listing: watch::Sender<u64>,
 }
 
 impl Registry {
@@ -156,6 +173,7 @@ impl Registry {
     pub fn new(set: ToolSet) -> Self {
         Self {
             current: ArcSwap::from_pointee(set),
+            listing: watch::Sender::new(0),
         }
     }
 
@@ -165,7 +183,18 @@ impl Registry {
     }
 
     /// Replaces the set; requests already holding a snapshot are unaffected.
-    pub fn replace(&self, set: ToolSet) {
+    /// Returns whether the tool listing changed (and subscribers were told).
+    pub fn replace(&self, set: ToolSet) -> bool {
+        let changed = !self.current.load().same_listing(&set);
         self.current.store(Arc::new(set));
+        if changed {
+            self.listing.send_modify(|version| *version += 1);
+        }
+        changed
+    }
+
+    /// A receiver that sees a new value each time the tool listing changes.
+    pub fn watch_listing(&self) -> watch::Receiver<u64> {
+        self.listing.subscribe()
     }
 }

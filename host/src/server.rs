@@ -13,10 +13,10 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     DiscoverResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, Resource, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    ProgressNotificationParam, ProtocolVersion, Resource, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -75,11 +75,16 @@ impl ServerHandler for WharfServer {
         let mut info = Implementation::new("wharf", env!("CARGO_PKG_VERSION"));
         info.title = Some("Wharf".into());
         info.description = Some("WebAssembly components served as MCP tools".into());
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(info)
-            .with_instructions(
-                "Tools come from WebAssembly plugins; each tool is named <plugin>_<tool>.",
-            )
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(info)
+        .with_instructions(
+            "Tools come from WebAssembly plugins; each tool is named <plugin>_<tool>.",
+        )
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -97,6 +102,55 @@ impl ServerHandler for WharfServer {
         result.ttl_ms = DISCOVER_TTL.as_millis() as u64;
         result.cache_scope = CacheScope::Public;
         Ok(result)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Only the tool list changes here; rmcp intersects this with the request
+        // and the advertised capabilities before acknowledging.
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed.filter(|&wanted| wanted);
+        Some(accepted)
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
+        if subscription.accepted().tools_list_changed != Some(true) {
+            subscription.cancelled().await;
+            return Ok(());
+        }
+        let mut listing = self.registry.watch_listing();
+        listing.mark_unchanged();
+        loop {
+            tokio::select! {
+                _ = subscription.cancelled() => return Ok(()),
+                changed = listing.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    if let Err(error) = subscription.sink().notify_tool_list_changed().await {
+                        tracing::debug!("listen stream closed: {error}");
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A legacy client: it learns of changes from unsolicited list_changed
+        // notifications for as long as its session lasts.
+        let mut listing = self.registry.watch_listing();
+        listing.mark_unchanged();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            while listing.changed().await.is_ok() {
+                if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
     }
 
     async fn list_tools(

@@ -46,6 +46,11 @@ pub fn plugin_dir(names: &[&str]) -> tempfile::TempDir {
     dir
 }
 
+/// A compile cache shared by the test processes (entries are written atomically).
+pub fn cache_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-cache")
+}
+
 /// `_meta` for a 2026-07-28 request with no client capabilities.
 pub fn meta() -> Value {
     json!({
@@ -93,6 +98,7 @@ impl Wharf {
             .arg(dir)
             .args(flags)
             .env("WHARF_LOG", "wharf=debug,warn")
+            .env("WHARF_CACHE_DIR", cache_dir())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -129,6 +135,34 @@ impl Wharf {
             stderr,
             _dir: None,
         }
+    }
+
+    /// Opens a `subscriptions/listen` stream for tool list changes and waits for
+    /// its acknowledgement.
+    pub fn listen(&mut self, id: &str) -> Value {
+        self.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+            "params": modern(json!({"notifications": {"toolsListChanged": true}}))}),
+        );
+        self.next_matching(|m| {
+            m["method"] == "notifications/subscriptions/acknowledged"
+                && m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == id
+        })
+    }
+
+    /// A legacy `initialize` + `notifications/initialized` handshake.
+    pub fn initialize(&mut self, version: &str) -> Value {
+        let response = self.request(
+            json!("init"),
+            "initialize",
+            json!({
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "wharf-e2e", "version": "0"}
+            }),
+        );
+        self.notify("notifications/initialized", json!({}));
+        result_of(&response).clone()
     }
 
     /// Writes one raw line (a newline is added).

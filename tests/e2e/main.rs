@@ -8,4 +8,5 @@ mod harness;
 mod legacy;
 mod modern;
 mod protocol_errors;
+mod reload;
 mod sandbox;

@@ -23,6 +23,8 @@ enum Task {
     Demo,
     /// Everything CI checks: formatting, clippy, plugins, unit and end-to-end tests.
     Test,
+    /// Benchmarks (optimised build): reload latency; results under target/bench.
+    Bench,
 }
 
 /// Example plugins: (cargo package, output name).
@@ -40,6 +42,7 @@ fn main() -> Result<()> {
         Task::Plugins => build_plugins(),
         Task::Demo => demo(),
         Task::Test => test(),
+        Task::Bench => bench(),
     }
 }
 
@@ -167,4 +170,15 @@ fn test() -> Result<()> {
             root().join("target/test-plugins"),
         ))?;
     Ok(())
+}
+
+fn bench() -> Result<()> {
+    build_plugins()?;
+    run(cargo()
+        .args(["bench", "-p", "wharf", "--bench", "reload"])
+        .env("WHARF_TEST_PLUGINS", root().join("target/plugins"))
+        .env(
+            "WHARF_TEST_HOSTILE_PLUGINS",
+            root().join("target/test-plugins"),
+        ))
 }

@@ -1,5 +1,6 @@
 //! The wasmtime engine shared by all plugins, and its epoch clock.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -8,6 +9,7 @@ use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Engine};
 
 use super::bindings::ToolPlugin;
+use super::cache::CompiledCache;
 use super::state::HostState;
 use super::{CallLimits, RuntimeError};
 
@@ -24,12 +26,14 @@ pub struct Runtime {
     pub(crate) engine: Engine,
     pub(crate) linker: Arc<Linker<HostState>>,
     pub(crate) limits: CallLimits,
+    pub(crate) cache: Option<CompiledCache>,
     ticker: EpochTicker,
 }
 
 impl Runtime {
     /// Creates the engine with async support, epoch interruption and the linker.
-    pub fn new(limits: CallLimits) -> Result<Self, RuntimeError> {
+    /// With `cache_root`, compiled components are kept there across runs.
+    pub fn new(limits: CallLimits, cache_root: Option<&Path>) -> Result<Self, RuntimeError> {
         let mut config = Config::new();
         config.epoch_interruption(true);
         config.wasm_component_model(true);
@@ -42,10 +46,12 @@ impl Runtime {
             .map_err(|e| RuntimeError::Engine(format!("linking the host interface: {e:#}")))?;
 
         let ticker = EpochTicker::start(engine.clone());
+        let cache = cache_root.map(|root| CompiledCache::new(root, &engine));
         Ok(Self {
             engine,
             linker: Arc::new(linker),
             limits,
+            cache,
             ticker,
         })
     }

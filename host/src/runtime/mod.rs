@@ -5,12 +5,14 @@
 //! protocol.
 
 mod bindings;
+mod cache;
 mod engine;
 mod limits;
 mod plugin;
 mod state;
 mod types;
 
+pub use cache::{CompiledCache, ContentHash};
 pub use engine::Runtime;
 pub use limits::CallLimits;
 pub use plugin::{CallFailure, LoadError, Plugin};

@@ -9,6 +9,7 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 use super::CallLimits;
 use super::bindings::exports::wharf::plugin::tools::ToolError;
 use super::bindings::{ToolPlugin, ToolPluginPre};
+use super::cache::ContentHash;
 use super::engine::Runtime;
 use super::state::{CallContext, HostState};
 use super::types::{CallOutput, SpecError, ToolSpec};
@@ -98,11 +99,7 @@ impl Runtime {
             }
             _ => return Err(LoadError::NotWasm),
         }
-        let engine = self.engine.clone();
-        let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
-            .await
-            .map_err(|e| LoadError::Compile(e.to_string()))?
-            .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+        let component = self.compile(bytes).await?;
         let instance_pre = self
             .linker
             .instantiate_pre(&component)
@@ -132,6 +129,30 @@ impl Runtime {
         }
         plugin.tools = tools;
         Ok(plugin)
+    }
+}
+
+impl Runtime {
+    /// Compiles on a blocking thread (off the async executor), or takes the
+    /// artifact from the cache when these exact bytes were compiled before.
+    async fn compile(&self, bytes: Vec<u8>) -> Result<Component, LoadError> {
+        let engine = self.engine.clone();
+        let cache = self.cache.clone();
+        tokio::task::spawn_blocking(move || {
+            let hash = ContentHash::of(&bytes);
+            if let Some(component) = cache.as_ref().and_then(|c| c.get(&engine, &hash)) {
+                tracing::debug!("compiled component taken from the cache");
+                return Ok(component);
+            }
+            let component = Component::new(&engine, &bytes)
+                .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+            if let Some(cache) = &cache {
+                cache.put(&hash, &component);
+            }
+            Ok(component)
+        })
+        .await
+        .map_err(|e| LoadError::Compile(e.to_string()))?
     }
 }
 

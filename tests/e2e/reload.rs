@@ -1,0 +1,243 @@
+//! Hot reload: the folder changes while Wharf runs; clients are told once per
+//! real change, through `subscriptions/listen` and legacy `list_changed`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::harness::*;
+
+/// How long to wait to be sure nothing (more) is announced.
+const QUIET: Duration = Duration::from_millis(1500);
+
+/// A client on each era, watching the same folder.
+struct Clients {
+    modern: Wharf,
+    legacy: Wharf,
+}
+
+impl Clients {
+    fn start(dir: &Path) -> Self {
+        let mut modern = Wharf::start_in(dir, &[]);
+        modern.listen("L1");
+        let mut legacy = Wharf::start_in(dir, &[]);
+        legacy.initialize("2025-06-18");
+        // The legacy handshake is done once a request round-trips.
+        result_of(&legacy.request(json!("warm"), "tools/list", json!({})));
+        Self { modern, legacy }
+    }
+
+    /// Waits for one list_changed on each client, then makes sure no second one
+    /// follows. (How fast it comes is measured by `cargo xtask bench`, not here.)
+    fn expect_one_change(&mut self) {
+        let note = self.modern.next_matching(is_modern_change);
+        assert_eq!(
+            note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            "L1"
+        );
+        self.legacy.next_matching(is_legacy_change);
+        self.expect_no_change();
+    }
+
+    fn expect_no_change(&mut self) {
+        for wharf in [&mut self.modern, &mut self.legacy] {
+            let extra: Vec<Value> = wharf
+                .drain(QUIET)
+                .into_iter()
+                .filter(|m| m["method"] == "notifications/tools/list_changed")
+                .collect();
+            assert!(extra.is_empty(), "unexpected notifications: {extra:?}");
+        }
+    }
+
+    fn tool_names(&mut self) -> Vec<String> {
+        let response = self.modern.modern(900, "tools/list", json!({}));
+        result_of(&response)["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+}
+
+fn is_modern_change(message: &Value) -> bool {
+    message["method"] == "notifications/tools/list_changed"
+        && message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"].is_string()
+}
+
+fn is_legacy_change(message: &Value) -> bool {
+    message["method"] == "notifications/tools/list_changed"
+}
+
+/// Writes `bytes` to a temporary name, then renames it over `to`.
+fn replace_atomically(to: &Path, bytes: &[u8]) {
+    let temp = to.with_extension("partial");
+    std::fs::write(&temp, bytes).unwrap();
+    std::fs::rename(&temp, to).unwrap();
+}
+
+fn read_plugin(name: &str) -> Vec<u8> {
+    std::fs::read(plugin_file(name)).unwrap()
+}
+
+/// The same component with a custom section appended: new bytes, same tools.
+fn with_custom_section(mut bytes: Vec<u8>) -> Vec<u8> {
+    bytes.extend_from_slice(&[0x00, 0x04, 0x03, b'w', b'h', b'f']);
+    bytes
+}
+
+#[test]
+fn adding_and_deleting_a_component_is_announced_once() {
+    let dir = plugin_dir(&["echo"]);
+    let mut clients = Clients::start(dir.path());
+    replace_atomically(&dir.path().join("calc.wasm"), &read_plugin("calc"));
+    clients.expect_one_change();
+    assert!(clients.tool_names().contains(&"calc_add".to_string()));
+    let response = clients.modern.modern(
+        1,
+        "tools/call",
+        json!({"name": "calc_add", "arguments": {"a": 1, "b": 2}}),
+    );
+    assert_eq!(
+        result_of(&response)["structuredContent"],
+        json!({"result": 3.0})
+    );
+
+    std::fs::remove_file(dir.path().join("calc.wasm")).unwrap();
+    clients.expect_one_change();
+    assert_eq!(clients.tool_names(), ["echo_echo"]);
+    let response = clients.modern.modern(
+        2,
+        "tools/call",
+        json!({"name": "calc_add", "arguments": {"a": 1, "b": 2}}),
+    );
+    assert_eq!(error_of(&response)["code"], -32602);
+}
+
+#[test]
+fn an_atomic_replace_swaps_the_version() {
+    let dir = plugin_dir(&["echo"]);
+    let mut clients = Clients::start(dir.path());
+    replace_atomically(&dir.path().join("echo.wasm"), &read_plugin("textstats"));
+    clients.expect_one_change();
+    assert_eq!(clients.tool_names(), ["echo_analyze"]);
+}
+
+#[test]
+fn rewriting_identical_bytes_is_silent() {
+    let dir = plugin_dir(&["echo"]);
+    let mut clients = Clients::start(dir.path());
+    let echo = read_plugin("echo");
+    std::fs::write(dir.path().join("echo.wasm"), &echo).unwrap();
+    replace_atomically(&dir.path().join("echo.wasm"), &echo);
+    clients.expect_no_change();
+    // New bytes that offer the same tools: swapped, but the listing is the same.
+    replace_atomically(&dir.path().join("echo.wasm"), &with_custom_section(echo));
+    clients.expect_no_change();
+    clients.modern.wait_for_log("plugins reloaded");
+}
+
+#[test]
+fn a_slow_write_loads_once_complete() {
+    let dir = plugin_dir(&["echo"]);
+    let mut clients = Clients::start(dir.path());
+    let calc = read_plugin("calc");
+    let path = dir.path().join("calc.wasm");
+    {
+        use std::io::Write;
+        let mut file = std::fs::File::create(&path).unwrap();
+        for chunk in calc.chunks(calc.len() / 10 + 1) {
+            file.write_all(chunk).unwrap();
+            file.flush().unwrap();
+            std::thread::sleep(Duration::from_millis(80));
+        }
+    }
+    clients.expect_one_change();
+    assert!(clients.tool_names().contains(&"calc_evaluate".to_string()));
+    let log = clients.modern.stderr();
+    assert!(
+        !log.contains("plugin not loaded"),
+        "a partial file was loaded:\n{log}"
+    );
+}
+
+#[test]
+fn a_corrupt_file_leaves_the_previous_version_serving() {
+    let dir = plugin_dir(&["echo"]);
+    let mut clients = Clients::start(dir.path());
+    let mut broken = read_plugin("echo");
+    broken.truncate(broken.len() / 2);
+    replace_atomically(&dir.path().join("echo.wasm"), &broken);
+    clients.expect_no_change();
+    clients
+        .modern
+        .wait_for_log("the previous version keeps serving");
+    let response = clients.modern.modern(
+        1,
+        "tools/call",
+        json!({"name": "echo_echo", "arguments": {"text": "still here"}}),
+    );
+    assert_eq!(first_text(result_of(&response)), "still here");
+
+    // Fixing the file brings it back without a notification (same tools).
+    replace_atomically(&dir.path().join("echo.wasm"), &read_plugin("echo"));
+    clients.expect_no_change();
+}
+
+#[test]
+fn calls_keep_succeeding_through_swaps() {
+    let dir = plugin_dir(&["echo"]);
+    let mut wharf = Wharf::start_in(dir.path(), &[]);
+    let echo = read_plugin("echo");
+    let variant = with_custom_section(echo.clone());
+    let path = dir.path().join("echo.wasm");
+    let writer = std::thread::spawn(move || {
+        for round in 0..10 {
+            let bytes = if round % 2 == 0 { &variant } else { &echo };
+            replace_atomically(&path, bytes);
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    });
+    let mut id = 0;
+    while !writer.is_finished() {
+        id += 1;
+        let response = wharf.modern(
+            id,
+            "tools/call",
+            json!({"name": "echo_echo", "arguments": {"text": "x"}}),
+        );
+        assert_eq!(first_text(result_of(&response)), "x", "call {id} failed");
+    }
+    writer.join().unwrap();
+    assert!(id > 0, "no call ran during the swaps");
+    wharf.wait_for_log("plugins reloaded");
+}
+
+#[test]
+fn a_restart_takes_compiled_components_from_the_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = plugin_dir(&["calc"]);
+    let flags = ["--cache-dir", cache.path().to_str().unwrap()];
+    let mut first = Wharf::start_in(dir.path(), &flags);
+    result_of(&first.modern(1, "tools/list", json!({})));
+    assert!(!first.stderr().contains("taken from the cache"));
+    first.close();
+    let mut second = Wharf::start_in(dir.path(), &flags);
+    result_of(&second.modern(1, "tools/list", json!({})));
+    assert!(
+        second
+            .stderr()
+            .contains("compiled component taken from the cache")
+    );
+
+    let mut uncached = Wharf::start_in(dir.path(), &["--no-cache"]);
+    result_of(&uncached.modern(1, "tools/list", json!({})));
+    assert!(
+        uncached.stderr().contains("cache=off"),
+        "{}",
+        uncached.stderr()
+    );
+    assert!(!uncached.stderr().contains("taken from the cache"));
+}
