@@ -65,23 +65,27 @@ fn a_spinning_plugin_is_stopped_at_its_deadline() {
         first_text(&result),
         "Tool `misbehave_spin` failed: the call was stopped after its time limit of 500 ms"
     );
-    assert!(took < Duration::from_secs(5), "took {took:?}");
+    // Generous: this checks that the deadline is enforced, not how precisely.
+    assert!(took < Duration::from_secs(10), "took {took:?}");
     still_serving(&mut wharf, 2);
 }
 
 #[test]
 fn other_calls_proceed_while_one_spins() {
-    let mut wharf = Wharf::start(&["echo", "misbehave"], &["--timeout-ms", "3000"]);
+    // The spinner would run for a minute: echo must come back while it still runs.
+    let mut wharf = Wharf::start(&["echo", "misbehave"], &["--timeout-ms", "60000"]);
     wharf.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": modern(json!({"name": "misbehave_spin", "arguments": {}}))}));
-    let started = Instant::now();
-    still_serving(&mut wharf, 2);
+    for id in 2..5 {
+        still_serving(&mut wharf, id);
+    }
+    let early = wharf.drain(Duration::ZERO);
     assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "echo waited for the spinner"
+        early.iter().all(|m| m.get("id") != Some(&json!(1))),
+        "the spinner finished first: {early:?}"
     );
-    let spun = wharf.response(&json!(1));
-    assert_eq!(result_of(&spun)["isError"], true);
+    wharf.notify("notifications/cancelled", json!({"requestId": 1}));
+    wharf.wait_for_log("call failed: the call was cancelled");
 }
 
 #[test]
