@@ -22,6 +22,8 @@
 pub mod auth;
 pub mod deadline;
 pub mod envelope;
+#[cfg(test)]
+mod listen_tests;
 pub mod origin;
 pub mod status;
 
