@@ -72,6 +72,9 @@ fn a_spinning_plugin_is_stopped_at_its_deadline() {
 #[test]
 fn other_calls_proceed_while_one_spins() {
     let mut wharf = Wharf::start(&["echo", "misbehave"], &["--timeout-ms", "3000"]);
+    // Start the clock once plugins are loaded: loading alone can take over 2 s
+    // on a busy 2-core machine.
+    still_serving(&mut wharf, 0);
     wharf.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": modern(json!({"name": "misbehave_spin", "arguments": {}}))}));
     let started = Instant::now();
