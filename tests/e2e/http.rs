@@ -367,3 +367,14 @@ fn closing_the_response_cancels_the_call() {
     wharf.wait_for_log("call failed: the call was cancelled");
     assert!(closed.elapsed() < Duration::from_secs(10));
 }
+
+#[test]
+fn a_request_past_its_time_limit_is_answered_408_and_cancelled() {
+    let args = ["--timeout-ms", "60000", "--request-timeout-ms", "300"];
+    let (wharf, addr) = serve(&["misbehave"], &args);
+    let spin = json!({"name": "misbehave_spin", "arguments": {}});
+    let started = Instant::now();
+    assert_refused(modern_post(addr, 1, "tools/call", spin), 408, -32600);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    wharf.wait_for_log("call failed: the call was cancelled");
+}
