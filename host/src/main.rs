@@ -232,3 +232,30 @@ async fn shutdown_signal() {
     let _ = interrupt.await;
     tracing::info!("shutdown signal received");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listen_addresses_default_to_loopback() {
+        assert_eq!(
+            parse_listen_addr("8080").unwrap(),
+            "127.0.0.1:8080".parse().unwrap()
+        );
+        assert_eq!(
+            parse_listen_addr("localhost:0").unwrap(),
+            "127.0.0.1:0".parse().unwrap()
+        );
+        assert_eq!(
+            parse_listen_addr("[::1]:9").unwrap(),
+            "[::1]:9".parse().unwrap()
+        );
+        assert_eq!(
+            parse_listen_addr("0.0.0.0:80").unwrap(),
+            "0.0.0.0:80".parse().unwrap()
+        );
+        assert!(parse_listen_addr("example.com:80").is_err());
+        assert!(parse_listen_addr("localhost:x").is_err());
+    }
+}
