@@ -4,7 +4,9 @@
 //! [`server`], which reads the [`registry`]'s current tools and runs them through
 //! the [`runtime`]. The [`loader`] turns the plugin folder into plugins.
 
+pub mod http;
 pub mod loader;
+pub mod metrics;
 pub mod naming;
 pub mod registry;
 pub mod runtime;

@@ -1,5 +1,6 @@
 //! The `wharf` command line.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +9,9 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
+use wharf::http::{BearerToken, HttpOptions, OriginPolicy};
 use wharf::loader::{AllSettled, PluginFolder};
+use wharf::metrics::Metrics;
 use wharf::registry::Registry;
 use wharf::runtime::{CallLimits, CompiledCache, Runtime};
 use wharf::server::{SUPPORTED_VERSIONS, ServerOptions, WharfServer};
@@ -25,7 +28,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Load every component in a folder and serve its tools over MCP (stdio).
+    /// Load every component in a folder and serve its tools over MCP (stdio, or
+    /// Streamable HTTP with `--http`).
     Serve(ServeArgs),
 }
 
@@ -68,6 +72,61 @@ struct ServeArgs {
     /// Load the folder once; ignore later changes to it.
     #[arg(long)]
     no_watch: bool,
+
+    #[command(flatten)]
+    http: HttpArgs,
+}
+
+/// Streamable HTTP transport settings.
+#[derive(Args)]
+struct HttpArgs {
+    /// Serve MCP over Streamable HTTP at `http://ADDR/mcp` instead of stdio.
+    /// `PORT` alone binds 127.0.0.1; port 0 picks a free port.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_addr)]
+    http: Option<SocketAddr>,
+
+    /// A browser origin allowed to call the server (`scheme://host[:port]`,
+    /// `null`, or `*` for any); repeatable. Loopback origins are allowed when
+    /// bound to loopback.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    allowed_origins: Vec<String>,
+
+    /// A `Host` name the server answers to (DNS-rebinding defence); repeatable.
+    /// Loopback names are allowed when bound to loopback; with no list on a
+    /// public address, any Host is accepted.
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
+
+    /// Require `Authorization: Bearer TOKEN` on /mcp and /metrics.
+    #[arg(long, env = "WHARF_AUTH_TOKEN", hide_env_values = true)]
+    auth_token: Option<String>,
+
+    /// Largest accepted HTTP request body, in bytes (413 above).
+    #[arg(long, default_value_t = 4 << 20)]
+    max_body_bytes: usize,
+
+    /// Longest an HTTP request may take to start its response, in milliseconds
+    /// (408 above). Default: the call timeout plus 5 seconds.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    request_timeout_ms: Option<u64>,
+
+    /// Close a legacy HTTP session after this many seconds without traffic.
+    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    session_idle_secs: u64,
+}
+
+/// `PORT` (on 127.0.0.1), `localhost:PORT`, or an `IP:PORT` socket address.
+fn parse_listen_addr(value: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = value.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if let Some(port) = value.strip_prefix("localhost:") {
+        let port = port.parse::<u16>().map_err(|e| format!("bad port: {e}"))?;
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    value
+        .parse()
+        .map_err(|_| format!("expected PORT, localhost:PORT or IP:PORT, got {value:?}"))
 }
 
 fn main() -> anyhow::Result<()> {
@@ -122,11 +181,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         elapsed_ms = started.elapsed().as_millis() as u64,
         cache = %cache_root.as_deref().map(|p| p.display().to_string()).unwrap_or_else(|| "off".into()),
         watching = watch.is_some(),
-        "serving MCP on stdio"
+        "plugins loaded"
     );
+    let metrics = Arc::new(Metrics::new());
+    metrics.set_plugins_loaded(set.plugins().len());
     let registry = Arc::new(Registry::new(set));
     if let Some(watch) = watch {
-        watch.spawn(folder, registry.clone());
+        watch.spawn(folder, registry.clone(), metrics.clone());
     }
     let server = WharfServer::new(
         registry,
@@ -134,7 +195,37 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             page_size: args.page_size as usize,
             list_ttl: Duration::from_millis(args.list_ttl_ms),
         },
-    );
+    )
+    .with_metrics(metrics.clone());
+
+    if let Some(addr) = args.http.http {
+        let call_timeout = Duration::from_millis(args.timeout_ms);
+        let http = args.http;
+        let options = HttpOptions {
+            origins: OriginPolicy {
+                local: addr.ip().is_loopback(),
+                hosts: http.allowed_hosts,
+                origins: http.allowed_origins,
+            },
+            token: http
+                .auth_token
+                .filter(|t| !t.is_empty())
+                .map(BearerToken::new),
+            max_body_bytes: http.max_body_bytes,
+            request_timeout: http
+                .request_timeout_ms
+                .map(Duration::from_millis)
+                .unwrap_or(call_timeout + Duration::from_secs(5)),
+            session_idle: Duration::from_secs(http.session_idle_secs),
+            shutdown_grace: call_timeout + Duration::from_secs(1),
+        };
+        wharf::http::serve(server, metrics, addr, options, shutdown_signal())
+            .await
+            .context("serving MCP over HTTP")?;
+        tracing::info!("HTTP server stopped");
+        return Ok(());
+    }
+    tracing::info!("serving MCP on stdio");
 
     let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
     let transport = LineTransport::new(
@@ -149,4 +240,55 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let reason = service.waiting().await.context("serving MCP")?;
     tracing::info!(?reason, "stdin closed, exiting");
     Ok(())
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = interrupt => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM");
+                let _ = interrupt.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+    tracing::info!("shutdown signal received");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listen_addresses_default_to_loopback() {
+        assert_eq!(
+            parse_listen_addr("8080").unwrap(),
+            "127.0.0.1:8080".parse().unwrap()
+        );
+        assert_eq!(
+            parse_listen_addr("localhost:0").unwrap(),
+            "127.0.0.1:0".parse().unwrap()
+        );
+        assert_eq!(
+            parse_listen_addr("[::1]:9").unwrap(),
+            "[::1]:9".parse().unwrap()
+        );
+        assert_eq!(
+            parse_listen_addr("0.0.0.0:80").unwrap(),
+            "0.0.0.0:80".parse().unwrap()
+        );
+        assert!(parse_listen_addr("example.com:80").is_err());
+        assert!(parse_listen_addr("localhost:x").is_err());
+    }
 }

@@ -21,6 +21,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::metrics::{CallOutcome, Metrics};
 use crate::registry::{ExposedTool, Registry};
 use crate::runtime::{CallContext, CallEvent, CallFailure, CallOutput, ContentItem};
 
@@ -59,6 +60,7 @@ impl Default for ServerOptions {
 pub struct WharfServer {
     registry: Arc<Registry>,
     options: Arc<ServerOptions>,
+    metrics: Arc<Metrics>,
 }
 
 impl WharfServer {
@@ -66,7 +68,14 @@ impl WharfServer {
         Self {
             registry,
             options: Arc::new(options),
+            metrics: Arc::default(),
         }
+    }
+
+    /// Records every tool call (count, errors, latency) in `metrics`.
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        self.metrics = metrics;
+        self
     }
 }
 
@@ -182,8 +191,11 @@ impl ServerHandler for WharfServer {
         let Some(tool) = set.get(&request.name) else {
             return Err(unknown_tool(&request.name));
         };
+        // Dropped unfinished if the request is abandoned: counted as an error.
+        let timer = self.metrics.start_call(tool.name());
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         if let Err(problems) = tool.check_arguments(&arguments) {
+            timer.finish(CallOutcome::Error);
             return Ok(tool_error(format!(
                 "Invalid arguments for tool `{}`: {problems}",
                 tool.name()
@@ -209,6 +221,12 @@ impl ServerHandler for WharfServer {
             // progress report has been sent, before the result goes out.
             let _ = forwarder.await;
         }
+        let failed = !matches!(&outcome, Ok(output) if !output.is_error);
+        timer.finish(if failed {
+            CallOutcome::Error
+        } else {
+            CallOutcome::Success
+        });
         match outcome {
             Ok(output) => Ok(mcp_result(output).into()),
             Err(CallFailure::UnknownTool(_)) => Err(unknown_tool(&request.name)),

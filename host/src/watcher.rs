@@ -18,6 +18,7 @@ use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
 use crate::loader::{PluginFolder, Settled};
+use crate::metrics::Metrics;
 use crate::registry::Registry;
 
 /// Quiet time that ends a burst of events.
@@ -129,11 +130,12 @@ impl FolderWatch {
         self,
         folder: PluginFolder,
         registry: Arc<Registry>,
+        metrics: Arc<Metrics>,
     ) -> tokio::task::JoinHandle<()> {
-        tokio::spawn(self.run(folder, registry))
+        tokio::spawn(self.run(folder, registry, metrics))
     }
 
-    async fn run(self, mut folder: PluginFolder, registry: Arc<Registry>) {
+    async fn run(self, mut folder: PluginFolder, registry: Arc<Registry>, metrics: Arc<Metrics>) {
         // Owned by the task: dropping the watcher would stop the events.
         let Self {
             watcher: _watcher,
@@ -175,7 +177,10 @@ impl FolderWatch {
                         recheck = Some(Instant::now() + DEBOUNCE.max(SETTLE / 3));
                     }
                     if report.changed() {
-                        let listing_changed = registry.replace(folder.tool_set());
+                        let set = folder.tool_set();
+                        metrics.record_reload();
+                        metrics.set_plugins_loaded(set.plugins().len());
+                        let listing_changed = registry.replace(set);
                         tracing::info!(
                             loaded = ?report.loaded,
                             removed = ?report.removed,

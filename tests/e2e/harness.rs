@@ -272,6 +272,34 @@ impl Wharf {
         }
     }
 
+    /// Where `wharf serve --http` listens: read from its log line
+    /// `listening on http://ADDR/mcp` (so tests can ask for port 0).
+    pub fn http_addr(&self) -> std::net::SocketAddr {
+        const NEEDLE: &str = "listening on http://";
+        self.wait_for_log(NEEDLE);
+        let log = self.stderr();
+        let at = log.find(NEEDLE).unwrap() + NEEDLE.len();
+        let end = log[at..].find('/').unwrap();
+        log[at..at + end].parse().expect("socket address in log")
+    }
+
+    /// The process id (to send it signals).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits (at most `within`) for the process to exit.
+    pub fn wait_exit(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()

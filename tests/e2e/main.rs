@@ -1,10 +1,13 @@
-//! End-to-end tests: the real `wharf` binary, real plugins, driven over stdio the
-//! way an MCP client drives it. One test binary, a module per area.
+//! End-to-end tests: the real `wharf` binary, real plugins, driven over stdio and
+//! HTTP the way an MCP client drives it. One test binary, a module per area.
 //!
 //! The plugins come from `cargo xtask plugins` (`target/plugins`,
 //! `target/test-plugins`); `cargo xtask test` builds them first.
 
 mod harness;
+mod http;
+mod http_client;
+mod http_ops;
 mod legacy;
 mod modern;
 mod protocol_errors;

@@ -1,0 +1,243 @@
+//! The Streamable HTTP transport: MCP at `/mcp` for both eras, plus `/healthz`
+//! and `/metrics`.
+//!
+//! rmcp's `StreamableHttpService` does the protocol: 2026-07-28 stateless POSTs
+//! (header and `_meta` validation, JSON or request-scoped SSE answers, cancel on
+//! disconnect, `subscriptions/listen` streams) and legacy sessions
+//! (`Mcp-Session-Id`, GET stream, DELETE, idle expiry). This module mounts it in
+//! an axum router and closes the gaps a default rmcp server leaves open, each as
+//! a tower layer: Origin/Host checks ([`origin`]), a bearer token ([`auth`]), a
+//! per-request time limit ([`deadline`]), body size, JSON and era checks
+//! ([`envelope`]), status endpoints ([`status`]),
+//! TCP_NODELAY and graceful shutdown (here).
+//!
+//! The transport knows nothing of plugins: it serves any rmcp `ServerHandler`.
+//!
+//! Strategy for shutdown: a signal first stops accepting connections (axum's
+//! graceful shutdown lets requests on open connections finish), then waits for
+//! the tool calls in flight ([`Metrics::calls_in_flight`]) up to a grace period,
+//! and only then cancels rmcp's token, which ends the long-lived SSE streams
+//! (listen, legacy GET) that would otherwise keep the server up forever.
+
+pub mod auth;
+pub mod deadline;
+pub mod envelope;
+#[cfg(test)]
+mod listen_tests;
+pub mod origin;
+pub mod status;
+
+use std::future::{Future, IntoFuture as _};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::serve::ListenerExt as _;
+use rmcp::ServerHandler;
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::metrics::Metrics;
+pub use auth::BearerToken;
+pub use origin::OriginPolicy;
+
+/// The path of the MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";
+
+/// Settings of the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Which `Host` and `Origin` values are accepted.
+    pub origins: OriginPolicy,
+    /// Required bearer token on `/mcp` and `/metrics`, if any.
+    pub token: Option<BearerToken>,
+    /// Largest accepted request body (413 above).
+    pub max_body_bytes: usize,
+    /// Longest a request may take to produce its response head (408 above).
+    pub request_timeout: Duration,
+    /// A legacy session with no traffic for this long is closed.
+    pub session_idle: Duration,
+    /// How long shutdown waits for calls in flight before closing everything.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            origins: OriginPolicy {
+                local: true,
+                ..OriginPolicy::default()
+            },
+            token: None,
+            max_body_bytes: 4 << 20,
+            request_timeout: Duration::from_secs(60),
+            session_idle: Duration::from_secs(30 * 60),
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Failures of the HTTP transport.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("HTTP server failed: {0}")]
+    Serve(#[source] std::io::Error),
+}
+
+/// The router: `/mcp` (rmcp) and `/metrics` behind the token, `/healthz` open,
+/// all behind the Origin/Host check. `streams` ends every long-lived SSE
+/// stream and legacy session when cancelled.
+pub fn router<S>(
+    handler: S,
+    metrics: Arc<Metrics>,
+    options: &HttpOptions,
+    streams: CancellationToken,
+) -> Router
+where
+    S: ServerHandler + Clone + Send + Sync + 'static,
+{
+    // Origin and Host are checked by `origin::check_origin` for every route, so
+    // rmcp's own (narrower, and Origin-off-by-default) checks are disabled.
+    let config = StreamableHttpServerConfig::default()
+        .with_json_response(true)
+        .with_legacy_session_mode(true)
+        .with_max_request_body_bytes(options.max_body_bytes)
+        .with_cancellation_token(streams)
+        .disable_allowed_hosts()
+        .disable_allowed_origins();
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config = SessionConfig::default();
+    sessions.session_config.keep_alive = Some(options.session_idle);
+    let mcp = StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(sessions), config);
+
+    let state = status::StatusState {
+        metrics,
+        started: Instant::now(),
+    };
+    let mut guarded = Router::new()
+        .route_service(MCP_PATH, mcp)
+        .route("/metrics", get(status::metrics))
+        .layer(axum::middleware::from_fn_with_state(
+            options.max_body_bytes,
+            envelope::check_envelope,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            options.request_timeout,
+            deadline::limit_time,
+        ));
+    if let Some(token) = &options.token {
+        guarded = guarded.layer(axum::middleware::from_fn_with_state(
+            token.clone(),
+            auth::require_token,
+        ));
+    }
+    guarded
+        .route("/healthz", get(status::healthz))
+        .with_state(state)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(options.origins.clone()),
+            origin::check_origin,
+        ))
+}
+
+/// Serves MCP over HTTP on `addr` until `shutdown` resolves, then shuts down
+/// gracefully (see the module comment).
+pub async fn serve<S>(
+    handler: S,
+    metrics: Arc<Metrics>,
+    addr: SocketAddr,
+    options: HttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), HttpError>
+where
+    S: ServerHandler + Clone + Send + Sync + 'static,
+{
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| HttpError::Bind { addr, source })?;
+    let local = listener.local_addr().map_err(HttpError::Serve)?;
+    if !local.ip().is_loopback() {
+        tracing::warn!(
+            "!!! Wharf is listening on {local}, which is NOT a loopback address: any host \
+             that can reach this port can call your tools{}. Bind 127.0.0.1 unless you mean it.",
+            if options.token.is_some() {
+                " if it knows the token"
+            } else {
+                ", and there is no --auth-token"
+            }
+        );
+    }
+    let streams = CancellationToken::new();
+    let app = router(handler, metrics.clone(), &options, streams.clone());
+    let stop_accepting = CancellationToken::new();
+    // Responses are written in several small pieces (SSE framing): with Nagle on,
+    // each waits for the peer's delayed ACK (about 40 ms).
+    let listener = listener.tap_io(|stream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+    });
+    let server = axum::serve(listener, app)
+        .with_graceful_shutdown(stop_accepting.clone().cancelled_owned())
+        .into_future();
+    let mut server = tokio::spawn(server);
+    tracing::info!("listening on http://{local}{MCP_PATH}");
+
+    tokio::select! {
+        finished = &mut server => return flatten(finished),
+        () = shutdown => {}
+    }
+    tracing::info!(
+        calls_in_flight = metrics.calls_in_flight(),
+        "shutting down: no new connections, letting calls in flight finish"
+    );
+    stop_accepting.cancel();
+    let deadline = Instant::now() + options.shutdown_grace;
+    while metrics.calls_in_flight() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Give the last responses a moment to be written before streams close.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    streams.cancel();
+    match tokio::time::timeout(Duration::from_secs(5), &mut server).await {
+        Ok(finished) => flatten(finished),
+        Err(_) => {
+            tracing::warn!("connections still open after shutdown; closing them");
+            server.abort();
+            Ok(())
+        }
+    }
+}
+
+fn flatten(finished: Result<std::io::Result<()>, tokio::task::JoinError>) -> Result<(), HttpError> {
+    match finished {
+        Ok(result) => result.map_err(HttpError::Serve),
+        Err(join) => Err(HttpError::Serve(std::io::Error::other(join))),
+    }
+}
+
+/// A refusal by one of Wharf's layers: the status, and a JSON-RPC error
+/// without an `id` as the body (which MCP allows for transport-level refusals).
+pub(crate) fn rejection(status: StatusCode, message: &str) -> Response {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "error": {"code": -32600, "message": message},
+    });
+    let mut response = (status, body.to_string()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
