@@ -137,6 +137,14 @@ impl Wharf {
         }
     }
 
+    /// The plugin folder of a server started with [`Wharf::start`].
+    pub fn dir(&self) -> &Path {
+        self._dir
+            .as_ref()
+            .expect("started with Wharf::start")
+            .path()
+    }
+
     /// Opens a `subscriptions/listen` stream for tool list changes and waits for
     /// its acknowledgement.
     pub fn listen(&mut self, id: &str) -> Value {

@@ -378,3 +378,65 @@ fn a_request_past_its_time_limit_is_answered_408_and_cancelled() {
     assert!(started.elapsed() < Duration::from_secs(10));
     wharf.wait_for_log("call failed: the call was cancelled");
 }
+
+#[test]
+fn plugin_changes_reach_listen_streams_and_legacy_get_streams() {
+    let (wharf, addr) = serve(&["echo"], &[]);
+    let mut listen = modern_post(
+        addr,
+        7,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true, "promptsListChanged": true}}),
+    );
+    assert_eq!(listen.status, 200);
+    assert_eq!(listen.content_type(), "text/event-stream");
+    let ack = listen.next_event().expect("an acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        7
+    );
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true})
+    );
+
+    let session = initialize(addr);
+    let legacy = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(addr, &legacy, &initialized).status, 202);
+    let mut get_headers = legacy.to_vec();
+    get_headers.push(("Accept", "text/event-stream"));
+    let mut stream = send(addr, "GET", "/mcp", &get_headers, b"");
+    assert_eq!(stream.status, 200);
+
+    let calc = std::fs::read(plugin_file("calc")).unwrap();
+    let temp = wharf.dir().join("calc.partial");
+    std::fs::write(&temp, calc).unwrap();
+    std::fs::rename(&temp, wharf.dir().join("calc.wasm")).unwrap();
+
+    let note = listen
+        .next_event()
+        .expect("a list_changed on the listen stream");
+    assert_eq!(note["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        7
+    );
+    let note = stream
+        .next_event()
+        .expect("a list_changed on the GET stream");
+    assert_eq!(note["method"], "notifications/tools/list_changed");
+
+    let response = modern_post(addr, 8, "tools/list", json!({}));
+    let names: Vec<Value> = response.json()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].clone())
+        .collect();
+    assert!(names.contains(&json!("calc_add")), "{names:?}");
+}
