@@ -25,6 +25,7 @@ pub mod envelope;
 #[cfg(test)]
 mod listen_tests;
 pub mod origin;
+pub mod session;
 pub mod status;
 
 use std::future::{Future, IntoFuture as _};
@@ -128,6 +129,7 @@ where
     let mut guarded = Router::new()
         .route_service(MCP_PATH, mcp)
         .route("/metrics", get(status::metrics))
+        .layer(axum::middleware::from_fn(session::delete_answers_ok))
         .layer(axum::middleware::from_fn_with_state(
             options.max_body_bytes,
             envelope::check_envelope,
