@@ -5,6 +5,7 @@
 //! the [`runtime`]. The [`loader`] turns the plugin folder into plugins.
 
 pub mod loader;
+pub mod manifest;
 pub mod naming;
 pub mod registry;
 pub mod runtime;

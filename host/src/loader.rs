@@ -1,9 +1,11 @@
-//! Reads the plugin folder and turns its components into loaded plugins.
+//! Reads the plugin folder and turns its components into loaded plugins, each with
+//! the limits and grants of its manifest (`NAME.toml` beside `NAME.wasm`), if any.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::manifest::{self, ManifestError};
 use crate::naming;
 use crate::runtime::{LoadError, Plugin, Runtime};
 
@@ -16,6 +18,8 @@ pub enum FileError {
     DuplicateName { name: String, taken_by: PathBuf },
     #[error("reading the file failed: {0}")]
     Read(#[from] std::io::Error),
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
     #[error(transparent)]
     Load(#[from] LoadError),
 }
@@ -94,9 +98,16 @@ pub async fn load_folder(runtime: &Runtime, dir: &Path) -> Result<Vec<Arc<Plugin
     Ok(plugins)
 }
 
-async fn load_file(runtime: &Runtime, name: &str, path: &Path) -> Result<Plugin, FileError> {
+/// Loads one component with its manifest; a manifest that is present but invalid
+/// keeps the plugin from loading.
+pub async fn load_file(runtime: &Runtime, name: &str, path: &Path) -> Result<Plugin, FileError> {
+    let manifest_path = manifest::manifest_path(path);
+    let resolved = manifest::load(&manifest_path, runtime.limits(), runtime.ceilings())?;
     let bytes = tokio::fs::read(path).await?;
-    Ok(runtime.load(name, bytes).await?)
+    let plugin = runtime
+        .load_with(name, bytes, resolved.limits, resolved.grants)
+        .await?;
+    Ok(plugin)
 }
 
 fn report(path: &Path, error: &FileError) {

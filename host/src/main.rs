@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
 use wharf::registry::{Registry, ToolSet};
-use wharf::runtime::{CallLimits, Runtime};
+use wharf::runtime::{CallLimits, Ceilings, Runtime, RuntimeOptions};
 use wharf::server::{SUPPORTED_VERSIONS, ServerOptions, WharfServer};
 use wharf::stdio::{DEFAULT_MAX_LINE_BYTES, LineTransport};
 
@@ -41,13 +41,46 @@ struct ServeArgs {
     #[arg(long, default_value_t = 10_000)]
     list_ttl_ms: u64,
 
-    /// Wall-clock limit of one tool call, in milliseconds.
+    /// Wall-clock limit of one tool call, in milliseconds (default for plugins
+    /// whose manifest sets no `timeout-ms`).
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
     timeout_ms: u64,
 
-    /// Memory limit of one tool call, in MiB.
+    /// Memory limit of one tool call, in MiB (default for plugins whose manifest
+    /// sets no `memory-mib`).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=4096))]
     memory_mib: u32,
+
+    /// Fuel (about one unit per WebAssembly instruction) of one tool call; default
+    /// for plugins whose manifest sets no `fuel`. Unmetered if not given.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    fuel: Option<u64>,
+
+    /// Largest result of one tool call, in bytes (content plus structured content).
+    #[arg(long, default_value_t = 4 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    max_output_bytes: u64,
+
+    /// Concurrent calls of one plugin; default for plugins whose manifest sets no
+    /// `max-concurrent-calls`. A call over the limit is refused.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    plugin_concurrency: u32,
+
+    /// Concurrent calls of all plugins together; sizes the instance pool. A call
+    /// over the limit is refused.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    max_concurrent_calls: u32,
+
+    /// The largest `memory-mib` a manifest may ask for.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    max_memory_mib: u32,
+
+    /// The largest `timeout-ms` a manifest may ask for.
+    #[arg(long, default_value_t = 600_000, value_parser = clap::value_parser!(u64).range(1..))]
+    max_timeout_ms: u64,
+
+    /// Allocate instances on demand instead of from wasmtime's pooling allocator.
+    #[arg(long)]
+    no_pool: bool,
 
     /// Largest accepted stdio message, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES)]
@@ -79,12 +112,28 @@ fn init_logging() {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let limits = CallLimits {
+    let defaults = CallLimits {
         timeout: Duration::from_millis(args.timeout_ms),
         memory_bytes: (args.memory_mib as usize) << 20,
+        fuel: args.fuel,
+        max_output_bytes: usize::try_from(args.max_output_bytes).unwrap_or(usize::MAX),
+        max_concurrent_calls: args.plugin_concurrency as usize,
         ..CallLimits::default()
     };
-    let runtime = Runtime::new(limits)?;
+    let ceilings = Ceilings {
+        memory_bytes: (args.max_memory_mib as usize) << 20,
+        timeout: Duration::from_millis(args.max_timeout_ms),
+    };
+    anyhow::ensure!(
+        defaults.memory_bytes <= ceilings.memory_bytes && defaults.timeout <= ceilings.timeout,
+        "--memory-mib and --timeout-ms may not exceed --max-memory-mib and --max-timeout-ms"
+    );
+    let runtime = Runtime::with_options(RuntimeOptions {
+        defaults,
+        ceilings,
+        max_concurrent_calls: args.max_concurrent_calls as usize,
+        pooling: !args.no_pool,
+    })?;
     let started = std::time::Instant::now();
     let plugins = wharf::loader::load_folder(&runtime, &args.plugins).await?;
     let set = ToolSet::new(plugins);
@@ -92,6 +141,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         plugins = set.plugins().len(),
         tools = set.tools().len(),
         elapsed_ms = started.elapsed().as_millis() as u64,
+        pooled = runtime.is_pooled(),
         "serving MCP on stdio"
     );
     let registry = Arc::new(Registry::new(set));

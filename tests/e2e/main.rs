@@ -4,8 +4,10 @@
 //! The plugins come from `cargo xtask plugins` (`target/plugins`,
 //! `target/test-plugins`); `cargo xtask test` builds them first.
 
+mod grants;
 mod harness;
 mod legacy;
+mod limits;
 mod modern;
 mod protocol_errors;
 mod sandbox;
