@@ -145,14 +145,16 @@ impl HostAllowList {
 /// The `wasi:http` hooks of one call: checks each request and remembers refusals,
 /// so a failed call can say which host was refused.
 pub(crate) struct OutboundHttp {
+    plugin: std::sync::Arc<str>,
     allow: std::sync::Arc<HostAllowList>,
     /// `host[:port]` of every refused request, in order.
     pub(crate) denied: Vec<String>,
 }
 
 impl OutboundHttp {
-    pub(crate) fn new(allow: std::sync::Arc<HostAllowList>) -> Self {
+    pub(crate) fn new(plugin: std::sync::Arc<str>, allow: std::sync::Arc<HostAllowList>) -> Self {
         Self {
+            plugin,
             allow,
             denied: Vec::new(),
         }
@@ -178,7 +180,7 @@ impl WasiHttpHooks for OutboundHttp {
             .uri()
             .authority()
             .map_or_else(|| request.uri().to_string(), ToString::to_string);
-        tracing::warn!(host = %target, "outbound HTTP request refused: host not allowed");
+        tracing::warn!(plugin = %self.plugin, host = %target, "outbound HTTP request refused: host not allowed");
         self.denied.push(target);
         Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
     }

@@ -111,7 +111,7 @@ impl HostState {
             wasi: builder.build(),
             table: ResourceTable::new(),
             http: WasiHttpCtx::new(),
-            outbound: OutboundHttp::new(sandbox.http.clone()),
+            outbound: OutboundHttp::new(plugin.clone(), sandbox.http.clone()),
             limits: MemoryCap::new(limits.memory_bytes),
             plugin,
             sandbox,
