@@ -6,6 +6,7 @@
 
 pub mod http;
 pub mod loader;
+pub mod manifest;
 pub mod metrics;
 pub mod naming;
 pub mod registry;

@@ -1,17 +1,20 @@
 //! Turns the plugin folder into loaded plugins, and keeps them in step with it.
 //!
 //! Strategy: a [`PluginFolder`] remembers, per plugin name, the file it came from
-//! and a fingerprint of that file's bytes. Each [`PluginFolder::scan`] lists the
-//! folder again, loads only what changed (compilation runs off the async
-//! executor), keeps the previous version of a plugin whose new file fails to load,
-//! and drops plugins whose file is gone. The caller turns the result into a
-//! [`ToolSet`] and swaps it into the registry.
+//! and a fingerprint of that file's bytes and of its manifest (`NAME.toml` beside
+//! `NAME.wasm`, which sets the plugin's limits and grants). Each
+//! [`PluginFolder::scan`] lists the folder again, loads only what changed
+//! (compilation runs off the async executor), keeps the previous version of a
+//! plugin whose new file or manifest fails to load, and drops plugins whose file is
+//! gone. The caller turns the result into a [`ToolSet`] and swaps it into the
+//! registry.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use crate::manifest::{self, ManifestError};
 use crate::naming;
 use crate::registry::ToolSet;
 use crate::runtime::{ContentHash, LoadError, Plugin, Runtime};
@@ -25,6 +28,8 @@ pub enum FileError {
     DuplicateName { name: String, taken_by: PathBuf },
     #[error("reading the file failed: {0}")]
     Read(#[from] std::io::Error),
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
     #[error(transparent)]
     Load(#[from] LoadError),
 }
@@ -55,7 +60,7 @@ impl Settled for AllSettled {
 /// A plugin and the version of the file it was loaded from.
 struct Loaded {
     path: PathBuf,
-    fingerprint: ContentHash,
+    fingerprint: Fingerprint,
     plugin: Arc<Plugin>,
 }
 
@@ -86,7 +91,7 @@ pub struct PluginFolder {
     loaded: BTreeMap<String, Loaded>,
     /// Files that failed, so one broken file is reported once: by fingerprint when
     /// loading failed, `None` when its name was the problem.
-    failed: HashMap<PathBuf, Option<ContentHash>>,
+    failed: HashMap<PathBuf, Option<Fingerprint>>,
 }
 
 impl PluginFolder {
@@ -151,7 +156,13 @@ impl PluginFolder {
                     continue;
                 }
             };
-            let fingerprint = ContentHash::of(&bytes);
+            let manifest_path = manifest::manifest_path(&path);
+            let fingerprint = Fingerprint {
+                component: ContentHash::of(&bytes),
+                manifest: std::fs::read(&manifest_path)
+                    .ok()
+                    .map(|text| ContentHash::of(&text)),
+            };
             let unchanged = self
                 .loaded
                 .get(&name)
@@ -161,7 +172,7 @@ impl PluginFolder {
             }
             let runtime = self.runtime.clone();
             jobs.push(async move {
-                let result = runtime.load(&name, bytes).await;
+                let result = load_file(&runtime, &name, &manifest_path, bytes).await;
                 (name, path, fingerprint, result)
             });
         }
@@ -237,4 +248,26 @@ pub fn component_files(dir: &Path) -> Result<Vec<PathBuf>, FolderError> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// Identifies one version of a plugin: its component bytes and its manifest's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fingerprint {
+    component: ContentHash,
+    manifest: Option<ContentHash>,
+}
+
+/// Loads one component with its manifest; a manifest that is present but invalid
+/// keeps the plugin from loading.
+async fn load_file(
+    runtime: &Runtime,
+    name: &str,
+    manifest_path: &Path,
+    bytes: Vec<u8>,
+) -> Result<Plugin, FileError> {
+    let resolved = manifest::load(manifest_path, runtime.limits(), runtime.ceilings())?;
+    let plugin = runtime
+        .load_with(name, bytes, resolved.limits, resolved.grants)
+        .await?;
+    Ok(plugin)
 }

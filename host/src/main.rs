@@ -13,7 +13,7 @@ use wharf::http::{BearerToken, HttpOptions, OriginPolicy};
 use wharf::loader::{AllSettled, PluginFolder};
 use wharf::metrics::Metrics;
 use wharf::registry::Registry;
-use wharf::runtime::{CallLimits, CompiledCache, Runtime};
+use wharf::runtime::{CallLimits, Ceilings, CompiledCache, Runtime, RuntimeOptions};
 use wharf::server::{SUPPORTED_VERSIONS, ServerOptions, WharfServer};
 use wharf::stdio::{DEFAULT_MAX_LINE_BYTES, LineTransport};
 use wharf::watcher::FolderWatch;
@@ -47,13 +47,46 @@ struct ServeArgs {
     #[arg(long, default_value_t = 10_000)]
     list_ttl_ms: u64,
 
-    /// Wall-clock limit of one tool call, in milliseconds.
+    /// Wall-clock limit of one tool call, in milliseconds (default for plugins
+    /// whose manifest sets no `timeout-ms`).
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
     timeout_ms: u64,
 
-    /// Memory limit of one tool call, in MiB.
+    /// Memory limit of one tool call, in MiB (default for plugins whose manifest
+    /// sets no `memory-mib`).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=4096))]
     memory_mib: u32,
+
+    /// Fuel (about one unit per WebAssembly instruction) of one tool call; default
+    /// for plugins whose manifest sets no `fuel`. Unmetered if not given.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    fuel: Option<u64>,
+
+    /// Largest result of one tool call, in bytes (content plus structured content).
+    #[arg(long, default_value_t = 4 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    max_output_bytes: u64,
+
+    /// Concurrent calls of one plugin; default for plugins whose manifest sets no
+    /// `max-concurrent-calls`. A call over the limit is refused.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    plugin_concurrency: u32,
+
+    /// Concurrent calls of all plugins together; sizes the instance pool. A call
+    /// over the limit is refused.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    max_concurrent_calls: u32,
+
+    /// The largest `memory-mib` a manifest may ask for.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    max_memory_mib: u32,
+
+    /// The largest `timeout-ms` a manifest may ask for.
+    #[arg(long, default_value_t = 600_000, value_parser = clap::value_parser!(u64).range(1..))]
+    max_timeout_ms: u64,
+
+    /// Allocate instances on demand instead of from wasmtime's pooling allocator.
+    #[arg(long)]
+    no_pool: bool,
 
     /// Largest accepted stdio message, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES)]
@@ -154,9 +187,12 @@ fn init_logging() {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let limits = CallLimits {
+    let defaults = CallLimits {
         timeout: Duration::from_millis(args.timeout_ms),
         memory_bytes: (args.memory_mib as usize) << 20,
+        fuel: args.fuel,
+        max_output_bytes: usize::try_from(args.max_output_bytes).unwrap_or(usize::MAX),
+        max_concurrent_calls: args.plugin_concurrency as usize,
         ..CallLimits::default()
     };
     let cache_root = match (args.no_cache, args.cache_dir) {
@@ -164,7 +200,22 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (false, Some(dir)) => Some(dir),
         (false, None) => CompiledCache::default_root(),
     };
-    let runtime = Arc::new(Runtime::new(limits, cache_root.as_deref())?);
+    let ceilings = Ceilings {
+        memory_bytes: (args.max_memory_mib as usize) << 20,
+        timeout: Duration::from_millis(args.max_timeout_ms),
+    };
+    anyhow::ensure!(
+        defaults.memory_bytes <= ceilings.memory_bytes && defaults.timeout <= ceilings.timeout,
+        "--memory-mib and --timeout-ms may not exceed --max-memory-mib and --max-timeout-ms"
+    );
+    let runtime = Arc::new(Runtime::with_options(RuntimeOptions {
+        defaults,
+        ceilings,
+        max_concurrent_calls: args.max_concurrent_calls as usize,
+        pooling: !args.no_pool,
+        cache_root: cache_root.clone(),
+    })?);
+    let pooled = runtime.is_pooled();
     let started = std::time::Instant::now();
     // Watch before the first scan, so nothing written meanwhile is missed.
     let watch = if args.no_watch {
@@ -181,6 +232,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         elapsed_ms = started.elapsed().as_millis() as u64,
         cache = %cache_root.as_deref().map(|p| p.display().to_string()).unwrap_or_else(|| "off".into()),
         watching = watch.is_some(),
+        pooled,
         "plugins loaded"
     );
     let metrics = Arc::new(Metrics::new());

@@ -90,13 +90,34 @@ impl Wharf {
         wharf
     }
 
+    /// Serves the named plugins with manifests (`(plugin, toml text)`) beside them.
+    pub fn start_with_manifests(
+        plugins: &[&str],
+        manifests: &[(&str, &str)],
+        flags: &[&str],
+    ) -> Self {
+        let dir = plugin_dir(plugins);
+        for (name, text) in manifests {
+            std::fs::write(dir.path().join(format!("{name}.toml")), text).expect("write manifest");
+        }
+        let mut wharf = Self::start_in(dir.path(), flags);
+        wharf._dir = Some(dir);
+        wharf
+    }
+
     /// Serves the plugins already in `dir`.
     pub fn start_in(dir: &Path, flags: &[&str]) -> Self {
+        Self::start_in_env(dir, flags, &[])
+    }
+
+    /// Serves the plugins already in `dir`, with extra environment variables.
+    pub fn start_in_env(dir: &Path, flags: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_wharf"))
             .arg("serve")
             .arg("--plugins")
             .arg(dir)
             .args(flags)
+            .envs(env.iter().copied())
             .env("WHARF_LOG", "wharf=debug,warn")
             .env("WHARF_CACHE_DIR", cache_dir())
             .stdin(Stdio::piped())
@@ -127,14 +148,18 @@ impl Wharf {
                 all.push('\n');
             }
         });
-        Self {
+        let wharf = Self {
             stdin: child.stdin.take(),
             child,
             lines,
             backlog: Vec::new(),
             stderr,
             _dir: None,
-        }
+        };
+        // Plugins compile before serving starts; tests that time calls or race them
+        // against each other must not count compilation.
+        wharf.wait_for_log("plugins loaded");
+        wharf
     }
 
     /// The plugin folder of a server started with [`Wharf::start`].
@@ -308,6 +333,17 @@ impl Wharf {
         None
     }
 
+    /// The server's resident memory in KiB (`VmRSS` in `/proc/PID/status`).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("read /proc/PID/status");
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/PID/status")
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
@@ -319,6 +355,22 @@ impl Drop for Wharf {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Calls a tool (2026-07-28) and returns its result object.
+pub fn call(wharf: &mut Wharf, id: i64, tool: &str, arguments: Value) -> Value {
+    let response = wharf.modern(
+        id,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    );
+    result_of(&response).clone()
+}
+
+/// Sends a tool call (2026-07-28) without waiting for its response.
+pub fn send_call(wharf: &mut Wharf, id: i64, tool: &str, arguments: Value) {
+    wharf.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": modern(json!({"name": tool, "arguments": arguments}))}));
 }
 
 /// The text of the first content item of a tool result.

@@ -4,11 +4,13 @@
 //! The plugins come from `cargo xtask plugins` (`target/plugins`,
 //! `target/test-plugins`); `cargo xtask test` builds them first.
 
+mod grants;
 mod harness;
 mod http;
 mod http_client;
 mod http_ops;
 mod legacy;
+mod limits;
 mod modern;
 mod protocol_errors;
 mod reload;

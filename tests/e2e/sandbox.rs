@@ -6,16 +6,7 @@ use serde_json::json;
 
 use crate::harness::*;
 
-fn call(wharf: &mut Wharf, id: i64, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
-    let response = wharf.modern(
-        id,
-        "tools/call",
-        json!({"name": tool, "arguments": arguments}),
-    );
-    result_of(&response).clone()
-}
-
-fn still_serving(wharf: &mut Wharf, id: i64) {
+pub fn still_serving(wharf: &mut Wharf, id: i64) {
     let result = call(wharf, id, "echo_echo", json!({"text": "alive"}));
     assert_eq!(first_text(&result), "alive");
 }

@@ -1,65 +1,172 @@
-//! The wasmtime engine shared by all plugins, and its epoch clock.
+//! The wasmtime engine shared by all plugins, its instance pool and its epoch clock.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use wasmtime::component::{HasSelf, Linker};
-use wasmtime::{Config, Engine};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+use super::admission::CallSlots;
 use super::bindings::ToolPlugin;
 use super::cache::CompiledCache;
 use super::state::HostState;
-use super::{CallLimits, RuntimeError};
+use super::{CallLimits, Ceilings, RuntimeError, RuntimeOptions};
 
 /// How often the epoch advances. Deadlines and cancellation are checked at this
 /// granularity, and a running guest yields to other tasks once per tick.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(5);
 
-/// Compiles components and links them against WASI and the `host` interface.
+/// The native stack a guest may use; deeper recursion traps with a stack overflow.
+pub(crate) const MAX_WASM_STACK: usize = 512 << 10;
+
+/// Core instances one component may contain (a Rust component has one to three; a
+/// JavaScript one a few more).
+const CORE_INSTANCES_PER_COMPONENT: u32 = 16;
+/// Memories and tables one component may define.
+const MEMORIES_PER_COMPONENT: u32 = 4;
+const TABLES_PER_COMPONENT: u32 = 8;
+/// Elements of one table (JavaScript engines compiled to wasm have large tables).
+const TABLE_ELEMENTS: usize = 100_000;
+
+/// Compiles components and links them against WASI, `wasi:http` and the `host`
+/// interface.
 ///
 /// Strategy: one engine and one linker for the life of the process; each plugin
 /// is compiled once into an `InstancePre`, and each call instantiates it afresh in
-/// its own store, so calls share nothing.
+/// its own store, so calls share nothing. With the pooling allocator the memory,
+/// tables and fiber stack of a call come from slots reserved at start-up, so an
+/// instantiation is a few microseconds and a finished call's memory is returned
+/// to the kernel (RSS goes back down). Fuel metering is compiled in for every
+/// plugin so that a manifest can ask for it at any time (hot reload included);
+/// plugins that set no fuel limit get an effectively unlimited tank.
 pub struct Runtime {
     pub(crate) engine: Engine,
     pub(crate) linker: Arc<Linker<HostState>>,
-    pub(crate) limits: CallLimits,
+    pub(crate) options: RuntimeOptions,
+    pub(crate) slots: CallSlots,
     pub(crate) cache: Option<CompiledCache>,
+    pooled: bool,
     ticker: EpochTicker,
 }
 
 impl Runtime {
-    /// Creates the engine with async support, epoch interruption and the linker.
-    /// With `cache_root`, compiled components are kept there across runs.
-    pub fn new(limits: CallLimits, cache_root: Option<&Path>) -> Result<Self, RuntimeError> {
-        let mut config = Config::new();
-        config.epoch_interruption(true);
-        config.wasm_component_model(true);
-        let engine = Engine::new(&config).map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
+    /// A runtime with these default limits and everything else as in
+    /// [`RuntimeOptions::default`].
+    pub fn new(limits: CallLimits) -> Result<Self, RuntimeError> {
+        Self::with_options(RuntimeOptions {
+            defaults: limits,
+            ..RuntimeOptions::default()
+        })
+    }
+
+    /// Creates the engine (async, epoch interruption, fuel, pooling if asked and
+    /// possible) and the linker.
+    pub fn with_options(options: RuntimeOptions) -> Result<Self, RuntimeError> {
+        let mut config = base_config();
+        let mut pooled = false;
+        let engine = if options.pooling {
+            config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config(
+                options.max_concurrent_calls,
+                &options.ceilings,
+            )));
+            match Engine::new(&config) {
+                Ok(engine) => {
+                    pooled = true;
+                    engine
+                }
+                Err(error) => {
+                    tracing::warn!(
+                        "could not reserve the instance pool, using on-demand allocation \
+                         (each call costs more): {error:#}"
+                    );
+                    new_engine(&base_config())?
+                }
+            }
+        } else {
+            new_engine(&config)?
+        };
 
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| RuntimeError::Engine(format!("linking WASI: {e:#}")))?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
+            .map_err(|e| RuntimeError::Engine(format!("linking wasi:http: {e:#}")))?;
         ToolPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
             .map_err(|e| RuntimeError::Engine(format!("linking the host interface: {e:#}")))?;
 
         let ticker = EpochTicker::start(engine.clone());
-        let cache = cache_root.map(|root| CompiledCache::new(root, &engine));
+        let cache = options
+            .cache_root
+            .as_deref()
+            .map(|root| CompiledCache::new(root, &engine));
         Ok(Self {
             engine,
             linker: Arc::new(linker),
-            limits,
             cache,
+            slots: CallSlots::new(options.max_concurrent_calls),
+            options,
+            pooled,
             ticker,
         })
     }
 
-    /// The limits every call of every plugin gets.
+    /// The limits a plugin gets when its manifest does not set them.
     pub fn limits(&self) -> &CallLimits {
-        &self.limits
+        &self.options.defaults
     }
+
+    /// The most a manifest may ask for.
+    pub fn ceilings(&self) -> &Ceilings {
+        &self.options.ceilings
+    }
+
+    /// How many calls may run at once, across all plugins.
+    pub fn max_concurrent_calls(&self) -> usize {
+        self.options.max_concurrent_calls
+    }
+
+    /// Whether instances come from the pooling allocator (false after a fallback).
+    pub fn is_pooled(&self) -> bool {
+        self.pooled
+    }
+}
+
+fn base_config() -> Config {
+    let mut config = Config::new();
+    config.epoch_interruption(true);
+    config.consume_fuel(true);
+    config.max_wasm_stack(MAX_WASM_STACK);
+    config.wasm_component_model(true);
+    config
+}
+
+fn new_engine(config: &Config) -> Result<Engine, RuntimeError> {
+    Engine::new(config).map_err(|e| RuntimeError::Engine(format!("{e:#}")))
+}
+
+/// A pool with one slot per concurrent call. Slots reserve address space, not
+/// memory: pages are committed as a guest touches them and decommitted when its
+/// call ends.
+fn pool_config(max_concurrent_calls: usize, ceilings: &Ceilings) -> PoolingAllocationConfig {
+    let slots = u32::try_from(max_concurrent_calls)
+        .unwrap_or(u32::MAX)
+        .max(1);
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(slots)
+        .total_core_instances(slots * CORE_INSTANCES_PER_COMPONENT)
+        .max_core_instances_per_component(CORE_INSTANCES_PER_COMPONENT)
+        .total_memories(slots * 2)
+        .max_memories_per_component(MEMORIES_PER_COMPONENT)
+        .total_tables(slots * 2)
+        .max_tables_per_component(TABLES_PER_COMPONENT)
+        .table_elements(TABLE_ELEMENTS)
+        .total_stacks(slots)
+        .total_gc_heaps(slots)
+        .max_memory_size(ceilings.memory_bytes)
+        .linear_memory_keep_resident(0)
+        .max_unused_warm_slots(slots.min(8));
+    pool
 }
 
 impl Drop for Runtime {

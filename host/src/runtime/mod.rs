@@ -4,9 +4,14 @@
 //! Nothing here knows about MCP or JSON-RPC; the server maps these types to the
 //! protocol.
 
+mod admission;
 mod bindings;
 mod cache;
+mod capture;
 mod engine;
+mod failure;
+mod grants;
+mod http;
 mod limits;
 mod plugin;
 mod state;
@@ -14,8 +19,11 @@ mod types;
 
 pub use cache::{CompiledCache, ContentHash};
 pub use engine::Runtime;
-pub use limits::CallLimits;
-pub use plugin::{CallFailure, LoadError, Plugin};
+pub use failure::CallFailure;
+pub use grants::{DirGrant, Grants};
+pub use http::{HostAllowList, HostPattern, PatternError};
+pub use limits::{CallLimits, Ceilings, RuntimeOptions};
+pub use plugin::{LoadError, Plugin};
 pub use state::{CallContext, CallEvent};
 pub use types::{CallOutput, ContentItem, SpecError, ToolHints, ToolSpec};
 

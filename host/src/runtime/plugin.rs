@@ -4,19 +4,22 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::Component;
-use wasmtime::{Store, Trap, UpdateDeadline};
+use wasmtime::{Store, UpdateDeadline};
 
-use super::CallLimits;
+use super::admission::{CallSlots, Slot};
 use super::bindings::exports::wharf::plugin::tools::ToolError;
 use super::bindings::{ToolPlugin, ToolPluginPre};
 use super::cache::ContentHash;
 use super::engine::Runtime;
-use super::state::{CallContext, HostState};
+use super::failure::{CallFailure, Interrupt, InterruptTrap, classify};
+use super::grants::Grants;
+use super::limits::CallLimits;
+use super::state::{CallContext, HostState, Sandbox};
 use super::types::{CallOutput, SpecError, ToolSpec};
 
 /// Extra time past the deadline before a call stuck in a host call is abandoned.
 /// Guest code is stopped at the deadline by the epoch; this only covers time spent
-/// inside the host (a WASI sleep, say).
+/// inside the host (a WASI sleep, an HTTP request, say).
 const HOST_GRACE: Duration = Duration::from_millis(250);
 
 /// Why a component could not be loaded as a plugin.
@@ -39,42 +42,16 @@ pub enum LoadError {
     ListTools(CallFailure),
 }
 
-/// Why a call produced no result from the tool itself.
-///
-/// Every variant but `UnknownTool` is a tool execution error: the call ran (or
-/// tried to) and the model should see the message.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum CallFailure {
-    #[error("the plugin has no tool named `{0}`")]
-    UnknownTool(String),
-    #[error("invalid arguments: {0}")]
-    InvalidArguments(String),
-    #[error("{0}")]
-    Failed(String),
-    #[error("the call was stopped after its time limit of {} ms", .0.as_millis())]
-    Timeout(Duration),
-    #[error("the call was cancelled")]
-    Cancelled,
-    #[error("the plugin exceeded its memory limit of {0} MiB and was stopped")]
-    OutOfMemory(usize),
-    #[error("the plugin crashed: {0}")]
-    Crashed(String),
-}
-
-/// Why the guest was interrupted, recorded by the epoch callback.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Interrupt {
-    Deadline,
-    Cancelled,
-}
-
 /// A compiled plugin, ready to be instantiated for each call.
 pub struct Plugin {
     name: Arc<str>,
     pre: ToolPluginPre<HostState>,
     tools: Vec<ToolSpec>,
-    limits: CallLimits,
-    config: Arc<[(String, String)]>,
+    sandbox: Arc<Sandbox>,
+    /// This plugin's own concurrency limit.
+    calls: CallSlots,
+    /// The runtime's, shared by every plugin.
+    all_calls: CallSlots,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -87,11 +64,25 @@ impl std::fmt::Debug for Plugin {
 }
 
 impl Runtime {
-    /// Compiles `bytes`, links it, and asks it for its tools.
+    /// Compiles `bytes` as a plugin with the default limits and no grants.
+    pub async fn load(&self, name: &str, bytes: Vec<u8>) -> Result<Plugin, LoadError> {
+        self.load_with(name, bytes, self.limits().clone(), Grants::default())
+            .await
+    }
+
+    /// Compiles `bytes`, links it, and asks it for its tools; its calls get
+    /// `limits` and `grants` (already checked against the runtime's ceilings by
+    /// the caller, which knows where they came from).
     ///
     /// Compilation runs on a blocking thread, off the async executor. Tools whose
     /// descriptions are invalid are left out with a warning; the rest load.
-    pub async fn load(&self, name: &str, bytes: Vec<u8>) -> Result<Plugin, LoadError> {
+    pub async fn load_with(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        limits: CallLimits,
+        grants: Grants,
+    ) -> Result<Plugin, LoadError> {
         match bytes.get(4..8) {
             Some([0x0d, 0x00, 0x01, 0x00]) if bytes.starts_with(b"\0asm") => {}
             Some([0x01, 0x00, 0x00, 0x00]) if bytes.starts_with(b"\0asm") => {
@@ -111,8 +102,9 @@ impl Runtime {
             name: name.into(),
             pre,
             tools: Vec::new(),
-            limits: self.limits.clone(),
-            config: Arc::new([]),
+            calls: CallSlots::new(limits.max_concurrent_calls),
+            sandbox: Arc::new(Sandbox::new(limits, grants)),
+            all_calls: self.slots.clone(),
         };
         let listed = plugin.list_tools().await.map_err(LoadError::ListTools)?;
         let mut tools: Vec<ToolSpec> = Vec::with_capacity(listed.len());
@@ -167,18 +159,40 @@ impl Plugin {
         &self.tools
     }
 
+    /// The limits each of its calls gets.
+    pub fn limits(&self) -> &CallLimits {
+        &self.sandbox.limits
+    }
+
+    /// What it was granted beyond the default sandbox.
+    pub fn grants(&self) -> &Grants {
+        &self.sandbox.grants
+    }
+
     /// Calls `tool` with `arguments` (a JSON object as text) in a fresh instance.
+    ///
+    /// Refused at once if this plugin or the whole server is at its concurrency
+    /// limit. A result larger than the output limit, or any HTTP request to a host
+    /// outside the allow-list, turns the call into a failure.
     pub async fn call(
         &self,
         tool: &str,
         arguments: &str,
         ctx: CallContext,
     ) -> Result<CallOutput, CallFailure> {
+        let own = self
+            .calls
+            .try_take()
+            .ok_or(CallFailure::PluginBusy(self.calls.limit()))?;
+        let all = self
+            .all_calls
+            .try_take()
+            .ok_or(CallFailure::ServerBusy(self.all_calls.limit()))?;
         let cancel = ctx.cancel.clone();
         // The bindings take the `json` type alias (`String`) by reference.
         let arguments = arguments.to_owned();
         let (mut store, instance) = self.instantiate(ctx).await?;
-        let outcome = guarded(&cancel, self.limits.timeout, async {
+        let outcome = guarded(&cancel, self.limits().timeout, async {
             instance
                 .wharf_plugin_tools()
                 .call_call_tool(&mut store, tool, &arguments)
@@ -186,20 +200,37 @@ impl Plugin {
         })
         .await;
         let outcome = self.finish(&store, outcome)?;
-        match outcome {
-            Ok(result) => Ok(CallOutput::from_wit(result)),
-            Err(ToolError::UnknownTool(name)) => Err(CallFailure::UnknownTool(name)),
-            Err(ToolError::InvalidArguments(why)) => Err(CallFailure::InvalidArguments(why)),
-            Err(ToolError::Failed(why)) => Err(CallFailure::Failed(why)),
+        if let Some(host) = store.data().outbound.denied.first() {
+            return Err(CallFailure::HostDenied(host.clone()));
         }
+        // The store (and its pooled slot) goes before the permits do.
+        drop(store);
+        drop((all, own));
+        let output = match outcome {
+            Ok(result) => CallOutput::from_wit(result),
+            Err(ToolError::UnknownTool(name)) => return Err(CallFailure::UnknownTool(name)),
+            Err(ToolError::InvalidArguments(why)) => {
+                return Err(CallFailure::InvalidArguments(why));
+            }
+            Err(ToolError::Failed(why)) => return Err(CallFailure::Failed(why)),
+        };
+        let size = output.size_bytes();
+        let limit = self.limits().max_output_bytes;
+        if size > limit {
+            return Err(CallFailure::OutputTooLarge { size, limit });
+        }
+        Ok(output)
     }
 
     /// Asks a fresh instance for its tool list, with each description parsed.
+    /// Waits for a free call slot rather than failing: loading must not depend
+    /// on how busy the server is.
     async fn list_tools(&self) -> Result<Vec<(String, Result<ToolSpec, SpecError>)>, CallFailure> {
+        let _slot: Slot = self.all_calls.take().await;
         let ctx = CallContext::default();
         let cancel = ctx.cancel.clone();
         let (mut store, instance) = self.instantiate(ctx).await?;
-        let outcome = guarded(&cancel, self.limits.timeout, async {
+        let outcome = guarded(&cancel, self.limits().timeout, async {
             instance
                 .wharf_plugin_tools()
                 .call_list_tools(&mut store)
@@ -213,17 +244,21 @@ impl Plugin {
             .collect())
     }
 
-    /// A new store with this plugin's limits, and an instance in it.
+    /// A new store with this plugin's limits and grants, and an instance in it.
     async fn instantiate(
         &self,
         ctx: CallContext,
     ) -> Result<(Store<HostState>, ToolPlugin), CallFailure> {
         let engine = self.pre.engine();
-        let state = HostState::new(self.name.clone(), self.config.clone(), &self.limits, ctx);
+        let state = HostState::new(self.name.clone(), self.sandbox.clone(), ctx)
+            .map_err(|e| CallFailure::Setup(e.to_string()))?;
         let mut store = Store::new(engine, state);
         store.limiter(|state| &mut state.limits);
+        store
+            .set_fuel(self.limits().fuel.unwrap_or(u64::MAX))
+            .map_err(|e| CallFailure::Setup(format!("{e:#}")))?;
 
-        let deadline = Instant::now() + self.limits.timeout;
+        let deadline = Instant::now() + self.limits().timeout;
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |mut store| {
             let state = store.data_mut();
@@ -239,11 +274,11 @@ impl Plugin {
                     Box::pin(tokio::task::yield_now()),
                 ));
             };
-            Err(wasmtime::Error::new(interrupt_trap(interrupt)))
+            Err(wasmtime::Error::new(InterruptTrap(interrupt)))
         });
 
         let cancel = store.data().call_cancel();
-        let instance = guarded(&cancel, self.limits.timeout, async {
+        let instance = guarded(&cancel, self.limits().timeout, async {
             self.pre.instantiate_async(&mut store).await
         })
         .await;
@@ -262,56 +297,11 @@ impl Plugin {
         state.flush_output();
         match outcome {
             Guarded::Cancelled => Err(CallFailure::Cancelled),
-            Guarded::TimedOut => Err(CallFailure::Timeout(self.limits.timeout)),
+            Guarded::TimedOut => Err(CallFailure::Timeout(self.limits().timeout)),
             Guarded::Done(Ok(value)) => Ok(value),
-            Guarded::Done(Err(error)) => Err(self.classify(state, error)),
+            Guarded::Done(Err(error)) => Err(classify(self.limits(), state, error)),
         }
     }
-
-    fn classify(&self, state: &HostState, error: wasmtime::Error) -> CallFailure {
-        if let Some(interrupt) = error.downcast_ref::<InterruptTrap>() {
-            return match interrupt.0 {
-                Interrupt::Cancelled => CallFailure::Cancelled,
-                Interrupt::Deadline => CallFailure::Timeout(self.limits.timeout),
-            };
-        }
-        if state.memory_limit_hit() {
-            return CallFailure::OutOfMemory(self.limits.memory_mib());
-        }
-        let what = match error.downcast_ref::<Trap>() {
-            Some(Trap::UnreachableCodeReached) => {
-                "it executed an `unreachable` instruction (a panic or abort)".to_string()
-            }
-            Some(Trap::StackOverflow) => "its call stack overflowed".to_string(),
-            Some(trap) => format!("wasm trap: {trap}"),
-            None => format!("{error:#}"),
-        };
-        let stderr = state.stderr_tail();
-        if stderr.is_empty() {
-            CallFailure::Crashed(what)
-        } else {
-            CallFailure::Crashed(format!("{what}; it wrote to stderr:\n{stderr}"))
-        }
-    }
-}
-
-/// The error an interrupted guest traps with, so the cause can be recovered.
-#[derive(Debug)]
-struct InterruptTrap(Interrupt);
-
-impl std::fmt::Display for InterruptTrap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            Interrupt::Deadline => f.write_str("deadline reached"),
-            Interrupt::Cancelled => f.write_str("call cancelled"),
-        }
-    }
-}
-
-impl std::error::Error for InterruptTrap {}
-
-fn interrupt_trap(interrupt: Interrupt) -> InterruptTrap {
-    InterruptTrap(interrupt)
 }
 
 /// The outcome of guest work raced against cancellation and a hard time limit.

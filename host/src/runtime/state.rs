@@ -6,10 +6,13 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, StoreLimits};
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::wharf::plugin::{host, types::LogLevel};
+use super::capture::CapturedOutput;
+use super::grants::Grants;
+use super::http::{HostAllowList, OutboundHttp};
 use super::limits::CallLimits;
 
 /// Something a plugin reported during a call, for the layer above to forward.
@@ -35,46 +38,87 @@ pub struct CallContext {
     pub events: Option<mpsc::UnboundedSender<CallEvent>>,
 }
 
+/// The sandbox of one plugin, shared by all its calls.
+#[derive(Debug)]
+pub(crate) struct Sandbox {
+    pub(crate) limits: CallLimits,
+    pub(crate) grants: Grants,
+    pub(crate) http: Arc<HostAllowList>,
+}
+
+impl Sandbox {
+    pub(crate) fn new(limits: CallLimits, grants: Grants) -> Self {
+        let http = Arc::new(grants.http.clone());
+        Self {
+            limits,
+            grants,
+            http,
+        }
+    }
+}
+
 /// Everything a store holds for one instance.
 pub(crate) struct HostState {
     wasi: WasiCtx,
     table: ResourceTable,
+    http: WasiHttpCtx,
+    pub(crate) outbound: OutboundHttp,
     pub(crate) limits: MemoryCap,
     plugin: Arc<str>,
-    config: Arc<[(String, String)]>,
+    sandbox: Arc<Sandbox>,
     call: CallContext,
-    pub(crate) stdout: MemoryOutputPipe,
-    pub(crate) stderr: MemoryOutputPipe,
+    pub(crate) stdout: CapturedOutput,
+    pub(crate) stderr: CapturedOutput,
 }
 
 impl HostState {
     /// Default-deny WASI: no files, network, environment or inherited stdio; the
     /// guest's stdout and stderr are kept in memory and logged after the call.
+    /// Only what the sandbox grants is added: preopened directories, environment
+    /// variables, and HTTP to allowed hosts (through `wasi:http`, never sockets).
     pub(crate) fn new(
         plugin: Arc<str>,
-        config: Arc<[(String, String)]>,
-        limits: &CallLimits,
+        sandbox: Arc<Sandbox>,
         call: CallContext,
-    ) -> Self {
-        let stdout = MemoryOutputPipe::new(limits.captured_output_bytes);
-        let stderr = MemoryOutputPipe::new(limits.captured_output_bytes);
-        let wasi = WasiCtx::builder()
+    ) -> Result<Self, std::io::Error> {
+        let limits = &sandbox.limits;
+        let stdout = CapturedOutput::new(limits.captured_output_bytes);
+        let stderr = CapturedOutput::new(limits.captured_output_bytes);
+        let mut builder = WasiCtx::builder();
+        builder
             .stdout(stdout.clone())
             .stderr(stderr.clone())
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
-            .build();
-        Self {
-            wasi,
+            .envs(&sandbox.grants.env);
+        for dir in &sandbox.grants.dirs {
+            let perms = if dir.writable {
+                FsPerms::ReadWrite
+            } else {
+                FsPerms::ReadOnly
+            };
+            builder
+                .preopened_dir(&dir.host, &dir.guest, perms)
+                .map_err(|e| {
+                    std::io::Error::other(format!(
+                        "the granted directory {} cannot be opened: {e:#}",
+                        dir.host.display()
+                    ))
+                })?;
+        }
+        Ok(Self {
+            wasi: builder.build(),
             table: ResourceTable::new(),
+            http: WasiHttpCtx::new(),
+            outbound: OutboundHttp::new(plugin.clone(), sandbox.http.clone()),
             limits: MemoryCap::new(limits.memory_bytes),
             plugin,
-            config,
+            sandbox,
             call,
             stdout,
             stderr,
-        }
+        })
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
@@ -94,7 +138,7 @@ impl HostState {
     /// The last lines the guest wrote to stderr (a panic message, typically).
     pub(crate) fn stderr_tail(&self) -> String {
         const KEEP: usize = 2048;
-        let bytes = self.stderr.contents();
+        let (bytes, _) = self.stderr.contents();
         let text = String::from_utf8_lossy(&bytes);
         let text = text.trim();
         let mut start = text.len().saturating_sub(KEEP);
@@ -107,12 +151,15 @@ impl HostState {
     /// Writes what the guest printed to the log, one line per event.
     pub(crate) fn flush_output(&self) {
         for (stream, pipe) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
-            let bytes = pipe.contents();
+            let (bytes, dropped) = pipe.contents();
             for line in String::from_utf8_lossy(&bytes).lines() {
                 if line.trim().is_empty() {
                     continue;
                 }
                 tracing::info!(plugin = %self.plugin, stream, "{line}");
+            }
+            if dropped > 0 {
+                tracing::info!(plugin = %self.plugin, stream, "({dropped} more bytes not logged)");
             }
         }
     }
@@ -183,6 +230,16 @@ impl WasiView for HostState {
     }
 }
 
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.outbound,
+        }
+    }
+}
+
 impl host::Host for HostState {
     fn log(&mut self, level: LogLevel, message: String) {
         let plugin = &*self.plugin;
@@ -212,7 +269,9 @@ impl host::Host for HostState {
     }
 
     fn config(&mut self, key: String) -> Option<String> {
-        self.config
+        self.sandbox
+            .grants
+            .config
             .iter()
             .find(|(k, _)| *k == key)
             .map(|(_, v)| v.clone())

@@ -64,6 +64,35 @@ pub struct CallOutput {
 }
 
 impl CallOutput {
+    /// What the result weighs, for the output limit: the bytes of every content
+    /// item (text, binary data before base64, a link's fields) plus the structured
+    /// content as JSON text.
+    pub fn size_bytes(&self) -> usize {
+        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        let content: usize =
+            self.content
+                .iter()
+                .map(|item| match item {
+                    ContentItem::Text(text) => text.len(),
+                    ContentItem::Image { data, mime_type }
+                    | ContentItem::Audio { data, mime_type } => data.len() + mime_type.len(),
+                    ContentItem::ResourceLink {
+                        uri,
+                        name,
+                        title,
+                        description,
+                        mime_type,
+                        ..
+                    } => uri.len() + name.len() + opt(title) + opt(description) + opt(mime_type),
+                })
+                .sum();
+        let structured = self
+            .structured
+            .as_ref()
+            .map_or(0, |value| value.to_string().len());
+        content + structured
+    }
+
     /// A failed call described by one line of text.
     pub fn error(message: impl Into<String>) -> Self {
         Self {
@@ -209,6 +238,22 @@ mod tests {
             ToolSpec::from_wit(wit_tool(r#"{"type":"object"}"#, Some("[1]"))),
             Err(SpecError::OutputSchemaNotObject)
         );
+    }
+
+    #[test]
+    fn size_counts_content_and_structured_output() {
+        let out = CallOutput {
+            content: vec![
+                ContentItem::Text("hello".into()),
+                ContentItem::Image {
+                    data: vec![0; 10],
+                    mime_type: "image/png".into(),
+                },
+            ],
+            structured: Some(serde_json::json!({"a": 1})),
+            is_error: false,
+        };
+        assert_eq!(out.size_bytes(), 5 + 10 + 9 + 7);
     }
 
     #[test]

@@ -39,6 +39,43 @@ struct EnvArgs {
     name: String,
 }
 
+/// Arguments of `write_file`.
+#[derive(Deserialize, JsonSchema)]
+struct WriteFileArgs {
+    /// The path to write.
+    path: String,
+    /// What to write.
+    text: String,
+}
+
+/// Arguments of `recurse`.
+#[derive(Deserialize, JsonSchema)]
+struct RecurseArgs {
+    /// How deep to recurse.
+    depth: u64,
+}
+
+/// Arguments of `big_output`.
+#[derive(Deserialize, JsonSchema)]
+struct BigOutputArgs {
+    /// How many KiB of text to return.
+    kib: u32,
+}
+
+/// Arguments of `connect`.
+#[derive(Deserialize, JsonSchema)]
+struct ConnectArgs {
+    /// `ip:port` to open a TCP connection to.
+    addr: String,
+}
+
+/// Arguments of `fetch`.
+#[derive(Deserialize, JsonSchema)]
+struct FetchArgs {
+    /// An `http://` or `https://` URL to GET through `wasi:http`.
+    url: String,
+}
+
 /// Executes the WebAssembly `unreachable` instruction.
 fn trap() -> ! {
     #[cfg(target_arch = "wasm32")]
@@ -107,6 +144,67 @@ fn log() -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::text("logged"))
 }
 
+/// Recurses `depth` times with a frame that cannot be optimised away.
+#[inline(never)]
+fn recurse(depth: u64) -> u64 {
+    let mut frame = [0u8; 64];
+    frame[0] = depth as u8;
+    black_box(&mut frame);
+    if depth == 0 {
+        return u64::from(frame[0]);
+    }
+    recurse(depth - 1).wrapping_add(u64::from(black_box(frame[1])))
+}
+
+/// GETs `url` through `wasi:http` and returns `status body`.
+fn fetch(args: FetchArgs) -> Result<ToolOutput, ToolError> {
+    use wasip2::http::outgoing_handler;
+    use wasip2::http::types::{Fields, OutgoingRequest, Scheme};
+    use wasip2::io::streams::StreamError;
+
+    let failed = |what: &str, detail: String| ToolError::failed(format!("{what}: {detail}"));
+    let (scheme, rest) = match args.url.split_once("://") {
+        Some(("http", rest)) => (Scheme::Http, rest),
+        Some(("https", rest)) => (Scheme::Https, rest),
+        _ => {
+            return Err(ToolError::invalid_arguments(
+                "the URL must start with http:// or https://",
+            ));
+        }
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let request = OutgoingRequest::new(Fields::new());
+    let path = if path.is_empty() { "/" } else { path };
+    request
+        .set_scheme(Some(&scheme))
+        .and_then(|()| request.set_authority(Some(authority)))
+        .and_then(|()| request.set_path_with_query(Some(path)))
+        .map_err(|()| ToolError::invalid_arguments("the URL is not valid"))?;
+    let pending = outgoing_handler::handle(request, None)
+        .map_err(|code| failed("the request was refused", format!("{code:?}")))?;
+    pending.subscribe().block();
+    let response = pending
+        .get()
+        .expect("the response is ready")
+        .expect("the response is taken once")
+        .map_err(|code| failed("the request failed", format!("{code:?}")))?;
+    let status = response.status();
+    let body = response.consume().expect("the body is taken once");
+    let stream = body.stream().expect("the stream is taken once");
+    let mut bytes = Vec::new();
+    loop {
+        match stream.blocking_read(64 << 10) {
+            Ok(chunk) => bytes.extend(chunk),
+            Err(StreamError::Closed) => break,
+            Err(error) => return Err(failed("reading the body failed", format!("{error:?}"))),
+        }
+    }
+    Ok(ToolOutput::text(format!(
+        "{status} {}",
+        String::from_utf8_lossy(&bytes)
+    )))
+}
+
 fn toolbox() -> Toolbox {
     Toolbox::new()
         .with(
@@ -149,6 +247,46 @@ fn toolbox() -> Toolbox {
                 ))
             })
             .description("Returns the content of the file `path`, or the error text."),
+        )
+        .with(
+            Tool::new("write_file", |args: WriteFileArgs| {
+                Ok(ToolOutput::text(
+                    match std::fs::write(&args.path, &args.text) {
+                        Ok(()) => "written".to_string(),
+                        Err(error) => error.to_string(),
+                    },
+                ))
+            })
+            .description("Writes `text` to the file `path`; returns `written` or the error text."),
+        )
+        .with(
+            Tool::new("recurse", |args: RecurseArgs| {
+                Ok(ToolOutput::text(recurse(args.depth).to_string()))
+            })
+            .description("Recurses `depth` levels deep."),
+        )
+        .with(
+            Tool::new("big_output", |args: BigOutputArgs| {
+                Ok(ToolOutput::text("x".repeat(args.kib as usize * 1024)))
+            })
+            .description("Returns `kib` KiB of text."),
+        )
+        .with(
+            Tool::new("connect", |args: ConnectArgs| {
+                Ok(ToolOutput::text(
+                    match std::net::TcpStream::connect(&args.addr) {
+                        Ok(_) => "connected".to_string(),
+                        Err(error) => error.to_string(),
+                    },
+                ))
+            })
+            .description(
+                "Opens a TCP connection to `addr`; returns `connected` or the error text.",
+            ),
+        )
+        .with(
+            Tool::new("fetch", fetch)
+                .description("GETs `url` through wasi:http; returns `status body` or fails."),
         )
         .with(
             Tool::new("env", |args: EnvArgs| {
