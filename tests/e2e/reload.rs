@@ -241,3 +241,39 @@ fn a_restart_takes_compiled_components_from_the_cache() {
     );
     assert!(!uncached.stderr().contains("taken from the cache"));
 }
+
+#[test]
+fn editing_a_manifest_reloads_its_plugin() {
+    let dir = plugin_dir(&["misbehave"]);
+    let mut wharf = Wharf::start_in(dir.path(), &[]);
+    let config = |wharf: &mut Wharf, id: i64| -> String {
+        let response = wharf.modern(
+            id,
+            "tools/call",
+            json!({"name": "misbehave_config", "arguments": {"key": "greeting"}}),
+        );
+        first_text(result_of(&response)).to_string()
+    };
+    assert_eq!(config(&mut wharf, 1), "(none)");
+
+    let manifest = dir.path().join("misbehave.toml");
+    let temp = dir.path().join("misbehave.toml.partial");
+    std::fs::write(&temp, "[config]\ngreeting = \"hello\"\n").unwrap();
+    std::fs::rename(&temp, &manifest).unwrap();
+    wharf.wait_for_log("loaded=[\"misbehave\"]");
+    assert_eq!(config(&mut wharf, 2), "hello");
+
+    // A broken manifest keeps the previous version; removing it drops the grant.
+    std::fs::write(&manifest, "[config\n").unwrap();
+    wharf.wait_for_log("the previous version keeps serving");
+    assert_eq!(config(&mut wharf, 3), "hello");
+    std::fs::remove_file(&manifest).unwrap();
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while config(&mut wharf, 4) != "(none)" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the grant outlived its manifest"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
