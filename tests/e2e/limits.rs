@@ -146,7 +146,8 @@ fn hostile_calls_run_alongside_well_behaved_ones() {
         still_serving(&mut wharf, id);
     }
     assert!(
-        started.elapsed() < Duration::from_secs(5),
+        // Generous: this checks that nobody waits for the hostile calls to end.
+        started.elapsed() < Duration::from_secs(15),
         "well-behaved calls took {:?}",
         started.elapsed()
     );
@@ -155,7 +156,15 @@ fn hostile_calls_run_alongside_well_behaved_ones() {
         assert_eq!(result_of(&response)["isError"], true, "{tool}: {response}");
     }
     let result = call(&mut wharf, 200, "misbehave_connect", json!({"addr": addr}));
-    assert_ne!(first_text(&result), "connected");
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(
+        first_text(&result),
+        format!(
+            "Tool `misbehave_connect` failed: the plugin tried to connect to {addr}, which \
+             was refused: plugins get no sockets (outbound HTTP goes through wasi:http and \
+             its manifest's `[http] allow`)"
+        )
+    );
     assert!(
         listener.accept().is_err(),
         "something connected to the test port"

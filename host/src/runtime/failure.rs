@@ -42,6 +42,11 @@ pub enum CallFailure {
     )]
     HostDenied(String),
     #[error(
+        "the plugin tried to {0}, which was refused: plugins get no sockets \
+         (outbound HTTP goes through wasi:http and its manifest's `[http] allow`)"
+    )]
+    SocketDenied(String),
+    #[error(
         "the plugin is already running its limit of {0} concurrent calls \
          (max-concurrent-calls); retry when one has finished"
     )]
@@ -99,6 +104,9 @@ pub(crate) fn classify(
     }
     if let Some(host) = state.outbound.denied.first() {
         return CallFailure::HostDenied(host.clone());
+    }
+    if let Some(socket) = state.refused_socket() {
+        return CallFailure::SocketDenied(socket);
     }
     let what = match trap {
         Some(Trap::UnreachableCodeReached) => {

@@ -203,6 +203,9 @@ impl Plugin {
         if let Some(host) = store.data().outbound.denied.first() {
             return Err(CallFailure::HostDenied(host.clone()));
         }
+        if let Some(socket) = store.data().refused_socket() {
+            return Err(CallFailure::SocketDenied(socket));
+        }
         // The store (and its pooled slot) goes before the permits do.
         drop(store);
         drop((all, own));

@@ -6,6 +6,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, StoreLimits};
+use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
@@ -69,6 +70,20 @@ pub(crate) struct HostState {
     call: CallContext,
     pub(crate) stdout: CapturedOutput,
     pub(crate) stderr: CapturedOutput,
+    /// Socket uses the address check refused (plugins get no sockets).
+    socket_attempts: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+/// What a refused socket was for, in words.
+fn socket_use(using: SocketAddrUse) -> &'static str {
+    match using {
+        SocketAddrUse::TcpBind | SocketAddrUse::UdpBind => "bind",
+        SocketAddrUse::TcpListen => "listen on",
+        SocketAddrUse::TcpAccept => "accept on",
+        SocketAddrUse::TcpConnect => "connect to",
+        SocketAddrUse::UdpSend => "send to",
+        SocketAddrUse::UdpReceive => "receive from",
+    }
 }
 
 impl HostState {
@@ -84,13 +99,32 @@ impl HostState {
         let limits = &sandbox.limits;
         let stdout = CapturedOutput::new(limits.captured_output_bytes);
         let stderr = CapturedOutput::new(limits.captured_output_bytes);
+        let socket_attempts = Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut builder = WasiCtx::builder();
         builder
             .stdout(stdout.clone())
             .stderr(stderr.clone())
-            .allow_tcp(false)
-            .allow_udp(false)
+            // Sockets exist so that an attempt reaches the address check, which
+            // refuses every address and records the attempt: the call then fails
+            // visibly instead of the plugin quietly swallowing the refusal.
+            .allow_tcp(true)
+            .allow_udp(true)
             .allow_ip_name_lookup(false)
+            .socket_addr_check({
+                let attempts = socket_attempts.clone();
+                move |addr, using| {
+                    // A TCP connect first binds an ephemeral port on any interface;
+                    // that alone is inert, and letting it through means the refusal
+                    // (and the message) is about the connect itself.
+                    let implicit_bind = matches!(using, SocketAddrUse::TcpBind)
+                        && addr.ip().is_unspecified()
+                        && addr.port() == 0;
+                    if !implicit_bind && let Ok(mut attempts) = attempts.lock() {
+                        attempts.push(format!("{} {addr}", socket_use(using)));
+                    }
+                    Box::pin(async move { implicit_bind })
+                }
+            })
             .envs(&sandbox.grants.env);
         for dir in &sandbox.grants.dirs {
             let perms = if dir.writable {
@@ -118,7 +152,13 @@ impl HostState {
             call,
             stdout,
             stderr,
+            socket_attempts,
         })
+    }
+
+    /// The first socket use the sandbox refused in this call (`connect 1.2.3.4:80`).
+    pub(crate) fn refused_socket(&self) -> Option<String> {
+        self.socket_attempts.lock().ok()?.first().cloned()
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
