@@ -70,6 +70,16 @@ pub fn modern(extra: Value) -> Value {
     params
 }
 
+/// `wharf serve --http 127.0.0.1:0` on copies of the named plugins, and the
+/// address it bound.
+pub fn serve_http(plugins: &[&str], flags: &[&str]) -> (Wharf, std::net::SocketAddr) {
+    let mut all = vec!["--http", "127.0.0.1:0"];
+    all.extend_from_slice(flags);
+    let wharf = Wharf::start(plugins, &all);
+    let addr = wharf.http_addr();
+    (wharf, addr)
+}
+
 /// A running `wharf serve` process.
 pub struct Wharf {
     child: Child,

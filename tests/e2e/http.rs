@@ -9,15 +9,6 @@ use serde_json::{Value, json};
 use crate::harness::*;
 use crate::http_client::{Response, post, send};
 
-/// A running `wharf serve --http 127.0.0.1:0` and its address.
-fn serve(plugins: &[&str], flags: &[&str]) -> (Wharf, SocketAddr) {
-    let mut all = vec!["--http", "127.0.0.1:0"];
-    all.extend_from_slice(flags);
-    let wharf = Wharf::start(plugins, &all);
-    let addr = wharf.http_addr();
-    (wharf, addr)
-}
-
 /// A 2026-07-28 request with matching standard headers.
 fn modern_post(addr: SocketAddr, id: i64, method: &str, extra: Value) -> Response {
     modern_post_with(addr, id, method, extra, &[])
@@ -54,7 +45,7 @@ fn assert_refused(response: Response, status: u16, code: i64) -> Value {
 
 #[test]
 fn modern_requests_get_json_answers() {
-    let (_wharf, addr) = serve(&["echo"], &[]);
+    let (_wharf, addr) = serve_http(&["echo"], &[]);
     let response = modern_post(addr, 1, "tools/call", echo("over http"));
     assert_eq!(response.status, 200);
     assert_eq!(response.content_type(), "application/json");
@@ -79,7 +70,7 @@ fn modern_requests_get_json_answers() {
 
 #[test]
 fn progress_travels_on_the_request_sse_stream() {
-    let (_wharf, addr) = serve(&["misbehave"], &[]);
+    let (_wharf, addr) = serve_http(&["misbehave"], &[]);
     let mut params = modern(json!({"name": "misbehave_log", "arguments": {}}));
     params["_meta"]["progressToken"] = json!("tok");
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params});
@@ -105,7 +96,7 @@ fn progress_travels_on_the_request_sse_stream() {
 
 #[test]
 fn header_and_envelope_errors_have_exact_statuses() {
-    let (_wharf, addr) = serve(&["echo"], &[]);
+    let (_wharf, addr) = serve_http(&["echo"], &[]);
     // Mcp-Method disagrees with the body.
     let mismatch = modern_post_with(
         addr,
@@ -189,7 +180,7 @@ fn header_and_envelope_errors_have_exact_statuses() {
 
 #[test]
 fn origin_and_host_are_checked() {
-    let (_wharf, addr) = serve(&["echo"], &["--allowed-origin", "https://app.example.com"]);
+    let (_wharf, addr) = serve_http(&["echo"], &["--allowed-origin", "https://app.example.com"]);
     let call =
         |headers: &[(&str, &str)]| modern_post_with(addr, 1, "tools/call", echo("o"), headers);
     assert_refused(call(&[("Origin", "https://evil.example")]), 403, -32600);
@@ -210,7 +201,7 @@ fn origin_and_host_are_checked() {
 
 #[test]
 fn bearer_token_is_required_when_configured() {
-    let (_wharf, addr) = serve(&["echo"], &["--auth-token", "s3cret"]);
+    let (_wharf, addr) = serve_http(&["echo"], &["--auth-token", "s3cret"]);
     let missing = modern_post(addr, 1, "tools/call", echo("a"));
     assert_eq!(
         missing.header("www-authenticate"),
@@ -245,7 +236,7 @@ fn bearer_token_is_required_when_configured() {
 
 #[test]
 fn oversized_bodies_are_refused() {
-    let (_wharf, addr) = serve(&["echo"], &["--max-body-bytes", "1000"]);
+    let (_wharf, addr) = serve_http(&["echo"], &["--max-body-bytes", "1000"]);
     let big = "x".repeat(2000);
     assert_refused(modern_post(addr, 1, "tools/call", echo(&big)), 413, -32600);
     assert_eq!(
@@ -281,7 +272,7 @@ fn initialize(addr: SocketAddr) -> String {
 
 #[test]
 fn legacy_sessions_live_from_initialize_to_delete() {
-    let (_wharf, addr) = serve(&["echo"], &[]);
+    let (_wharf, addr) = serve_http(&["echo"], &[]);
     let session = initialize(addr);
     let with = |extra: &[(&'static str, &str)]| -> Vec<(&'static str, String)> {
         let mut all = vec![
@@ -331,7 +322,7 @@ fn legacy_sessions_live_from_initialize_to_delete() {
 
 #[test]
 fn legacy_sessions_expire_when_idle() {
-    let (_wharf, addr) = serve(&["echo"], &["--session-idle-secs", "1"]);
+    let (_wharf, addr) = serve_http(&["echo"], &["--session-idle-secs", "1"]);
     let session = initialize(addr);
     std::thread::sleep(Duration::from_millis(2500));
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
@@ -344,7 +335,7 @@ fn legacy_sessions_expire_when_idle() {
 
 #[test]
 fn closing_the_response_cancels_the_call() {
-    let (wharf, addr) = serve(&["misbehave"], &["--timeout-ms", "60000"]);
+    let (wharf, addr) = serve_http(&["misbehave"], &["--timeout-ms", "60000"]);
     let spin = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": modern(json!({"name": "misbehave_spin", "arguments": {}}))});
     let body = spin.to_string();
@@ -368,7 +359,7 @@ fn closing_the_response_cancels_the_call() {
 #[test]
 fn a_request_past_its_time_limit_is_answered_408_and_cancelled() {
     let args = ["--timeout-ms", "60000", "--request-timeout-ms", "300"];
-    let (wharf, addr) = serve(&["misbehave"], &args);
+    let (wharf, addr) = serve_http(&["misbehave"], &args);
     let spin = json!({"name": "misbehave_spin", "arguments": {}});
     let started = Instant::now();
     assert_refused(modern_post(addr, 1, "tools/call", spin), 408, -32600);
@@ -378,7 +369,7 @@ fn a_request_past_its_time_limit_is_answered_408_and_cancelled() {
 
 #[test]
 fn plugin_changes_reach_listen_streams_and_legacy_get_streams() {
-    let (wharf, addr) = serve(&["echo"], &[]);
+    let (wharf, addr) = serve_http(&["echo"], &[]);
     let mut listen = modern_post(
         addr,
         7,

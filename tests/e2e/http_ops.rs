@@ -9,14 +9,6 @@ use serde_json::{Value, json};
 use crate::harness::*;
 use crate::http_client::{post, send};
 
-fn serve(plugins: &[&str], flags: &[&str]) -> (Wharf, SocketAddr) {
-    let mut all = vec!["--http", "127.0.0.1:0"];
-    all.extend_from_slice(flags);
-    let wharf = Wharf::start(plugins, &all);
-    let addr = wharf.http_addr();
-    (wharf, addr)
-}
-
 /// Calls a tool with a 2026-07-28 request; returns the status and the body.
 fn call(addr: SocketAddr, id: i64, name: &str, arguments: Value) -> (u16, Value) {
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -34,7 +26,7 @@ fn call(addr: SocketAddr, id: i64, name: &str, arguments: Value) -> (u16, Value)
 fn a_spinning_plugin_never_delays_other_calls() {
     // One spinner keeps a core busy for its whole time limit; more would only
     // starve the other tests running beside this one on a small machine.
-    let (_wharf, addr) = serve(&["echo", "misbehave"], &["--timeout-ms", "2500"]);
+    let (_wharf, addr) = serve_http(&["echo", "misbehave"], &["--timeout-ms", "2500"]);
     // Warm up so the timings below measure serving, not first-call effects.
     assert_eq!(call(addr, 0, "echo_echo", json!({"text": "warm"})).0, 200);
     let spinner = std::thread::spawn(move || call(addr, 100, "misbehave_spin", json!({})));
@@ -63,7 +55,7 @@ fn a_spinning_plugin_never_delays_other_calls() {
 
 #[test]
 fn shutdown_lets_calls_in_flight_finish() {
-    let (mut wharf, addr) = serve(&["misbehave"], &["--timeout-ms", "1500"]);
+    let (mut wharf, addr) = serve_http(&["misbehave"], &["--timeout-ms", "1500"]);
     let spinner = std::thread::spawn(move || call(addr, 1, "misbehave_spin", json!({})));
     std::thread::sleep(Duration::from_millis(400));
     let killed = std::process::Command::new("kill")
@@ -87,7 +79,7 @@ fn shutdown_lets_calls_in_flight_finish() {
 
 #[test]
 fn healthz_and_metrics_report_state() {
-    let (_wharf, addr) = serve(&["echo", "misbehave"], &[]);
+    let (_wharf, addr) = serve_http(&["echo", "misbehave"], &[]);
     let health = send(addr, "GET", "/healthz", &[], b"");
     assert_eq!(health.status, 200);
     assert_eq!(health.content_type(), "application/json");
