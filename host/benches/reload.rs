@@ -29,7 +29,7 @@ fn main() {
 
     let mut report = serde_json::Map::new();
     println!("reload latency over {ROUNDS} rounds (ms)");
-    println!("{:<28} {:>8} {:>8} {:>8}", "case", "p50", "p95", "max");
+    println!("{:<40} {:>8} {:>8} {:>8}", "case", "p50", "p95", "max");
     for (case, unique_bytes) in [
         ("new component (compile)", true),
         ("known component (cache)", false),
