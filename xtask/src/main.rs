@@ -21,7 +21,8 @@ enum Task {
     Plugins,
     /// Build Wharf and the example plugins, then serve them over stdio.
     Demo,
-    /// Everything CI checks: formatting, clippy, plugins, unit and end-to-end tests.
+    /// Everything CI checks: formatting, clippy, plugins, unit and end-to-end
+    /// tests, and the official Python SDK against the real binary.
     Test,
     /// Benchmarks (optimised build): reload latency; results under target/bench.
     Bench,
@@ -169,7 +170,34 @@ fn test() -> Result<()> {
             "WHARF_TEST_HOSTILE_PLUGINS",
             root().join("target/test-plugins"),
         ))?;
-    Ok(())
+    python_interop()
+}
+
+/// The official MCP Python SDK against the binary `cargo test` just built, in a
+/// virtualenv under target/ (created once, then reused).
+fn python_interop() -> Result<()> {
+    let suite = root().join("tests/interop/python");
+    let venv = root().join("target/interop/python-venv");
+    let python = venv.join("bin/python");
+    if !python.is_file() {
+        run(Command::new("python3").arg("-m").arg("venv").arg(&venv))
+            .context("creating the Python virtualenv (needs python3 with venv)")?;
+    }
+    run(Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg(suite.join("requirements.txt")))?;
+    run(Command::new(&python)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(&suite)
+        .env("WHARF_BIN", root().join("target/debug/wharf"))
+        .env("WHARF_TEST_PLUGINS", root().join("target/plugins")))
 }
 
 fn bench() -> Result<()> {
