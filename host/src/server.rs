@@ -34,6 +34,9 @@ pub const SUPPORTED_VERSIONS: &[ProtocolVersion] = &[
     ProtocolVersion::V_2024_11_05,
 ];
 
+/// How often a legacy session's notification task checks that the session lives.
+const SESSION_CHECK: Duration = Duration::from_secs(30);
+
 /// How long clients may cache `server/discover`.
 const DISCOVER_TTL: Duration = Duration::from_secs(3600);
 
@@ -154,9 +157,24 @@ impl ServerHandler for WharfServer {
         listing.mark_unchanged();
         let peer = context.peer;
         tokio::spawn(async move {
-            while listing.changed().await.is_ok() {
-                if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
-                    break;
+            // rmcp has no "closed" future; a slow poll ends the task for a session
+            // that went away while nothing changed.
+            let mut check = tokio::time::interval(SESSION_CHECK);
+            loop {
+                tokio::select! {
+                    changed = listing.changed() => {
+                        if changed.is_err()
+                            || peer.is_transport_closed()
+                            || peer.notify_tool_list_changed().await.is_err()
+                        {
+                            break;
+                        }
+                    }
+                    _ = check.tick() => {
+                        if peer.is_transport_closed() {
+                            break;
+                        }
+                    }
                 }
             }
         });
