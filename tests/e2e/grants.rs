@@ -7,7 +7,6 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::harness::*;
-use crate::sandbox::still_serving;
 
 /// A folder with misbehave, echo, a data directory and `misbehave.toml`.
 fn folder_with(manifest: &str) -> tempfile::TempDir {

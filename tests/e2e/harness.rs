@@ -403,3 +403,9 @@ pub fn result_of(response: &Value) -> &Value {
         .get("result")
         .unwrap_or_else(|| panic!("expected a result, got {response}"))
 }
+
+/// The server still answers a normal call (`echo_echo` must be loaded).
+pub fn still_serving(wharf: &mut Wharf, id: i64) {
+    let result = call(wharf, id, "echo_echo", json!({"text": "alive"}));
+    assert_eq!(first_text(&result), "alive");
+}

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::harness::*;
-use crate::sandbox::still_serving;
 
 #[test]
 fn deep_recursion_is_a_tool_error() {

@@ -4,16 +4,6 @@ use serde_json::{Value, json};
 
 use crate::harness::*;
 
-/// The server still answers a normal request.
-fn still_serving(wharf: &mut Wharf, id: i64) {
-    let response = wharf.modern(
-        id,
-        "tools/call",
-        json!({"name": "echo_echo", "arguments": {"text": "alive"}}),
-    );
-    assert_eq!(first_text(result_of(&response)), "alive");
-}
-
 fn error_without_id(wharf: &mut Wharf) -> Value {
     wharf.next_matching(|m| m.get("error").is_some() && m.get("id").is_none())
 }

@@ -6,11 +6,6 @@ use serde_json::json;
 
 use crate::harness::*;
 
-pub fn still_serving(wharf: &mut Wharf, id: i64) {
-    let result = call(wharf, id, "echo_echo", json!({"text": "alive"}));
-    assert_eq!(first_text(&result), "alive");
-}
-
 #[test]
 fn a_trap_is_a_tool_error() {
     let mut wharf = Wharf::start(&["echo", "misbehave"], &[]);

@@ -102,11 +102,8 @@ pub(crate) fn classify(
     if let (Some(Trap::OutOfFuel), Some(fuel)) = (trap, limits.fuel) {
         return CallFailure::OutOfFuel(fuel);
     }
-    if let Some(host) = state.outbound.denied.first() {
-        return CallFailure::HostDenied(host.clone());
-    }
-    if let Some(socket) = state.refused_socket() {
-        return CallFailure::SocketDenied(socket);
+    if let Some(refusal) = state.refusal() {
+        return refusal;
     }
     let what = match trap {
         Some(Trap::UnreachableCodeReached) => {

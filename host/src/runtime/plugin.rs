@@ -200,11 +200,9 @@ impl Plugin {
         })
         .await;
         let outcome = self.finish(&store, outcome)?;
-        if let Some(host) = store.data().outbound.denied.first() {
-            return Err(CallFailure::HostDenied(host.clone()));
-        }
-        if let Some(socket) = store.data().refused_socket() {
-            return Err(CallFailure::SocketDenied(socket));
+        // A refused request fails the call even if the plugin handled the refusal.
+        if let Some(refusal) = store.data().refusal() {
+            return Err(refusal);
         }
         // The store (and its pooled slot) goes before the permits do.
         drop(store);

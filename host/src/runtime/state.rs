@@ -156,9 +156,14 @@ impl HostState {
         })
     }
 
-    /// The first socket use the sandbox refused in this call (`connect 1.2.3.4:80`).
-    pub(crate) fn refused_socket(&self) -> Option<String> {
-        self.socket_attempts.lock().ok()?.first().cloned()
+    /// The first network use the sandbox refused in this call: an HTTP request to a
+    /// host outside the allow-list, or any socket.
+    pub(crate) fn refusal(&self) -> Option<super::CallFailure> {
+        if let Some(host) = self.outbound.denied.first() {
+            return Some(super::CallFailure::HostDenied(host.clone()));
+        }
+        let socket = self.socket_attempts.lock().ok()?.first().cloned()?;
+        Some(super::CallFailure::SocketDenied(socket))
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
