@@ -271,9 +271,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             session_idle: Duration::from_secs(http.session_idle_secs),
             shutdown_grace: call_timeout + Duration::from_secs(1),
         };
-        wharf::http::serve(server, metrics, addr, options, shutdown_signal())
-            .await
-            .context("serving MCP over HTTP")?;
+        wharf::http::serve(
+            move || server.for_session(),
+            metrics,
+            addr,
+            options,
+            shutdown_signal(),
+        )
+        .await
+        .context("serving MCP over HTTP")?;
         tracing::info!("HTTP server stopped");
         return Ok(());
     }

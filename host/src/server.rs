@@ -5,17 +5,21 @@
 //! the registry and the runtime and maps the runtime's outcomes back to MCP.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    DiscoverResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, Resource, ServerCapabilities, ServerConfig,
-    SubscriptionFilter, Tool, ToolAnnotations,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
+    CompleteResult, ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, Resource, ServerCapabilities,
+    ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
 };
+#[allow(deprecated)] // Logging is deprecated (SEP-2577) but still part of both eras.
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
@@ -23,7 +27,7 @@ use tokio::sync::mpsc;
 
 use crate::metrics::{CallOutcome, Metrics};
 use crate::registry::{ExposedTool, Registry};
-use crate::runtime::{CallContext, CallEvent, CallFailure, CallOutput, ContentItem};
+use crate::runtime::{CallContext, CallEvent, CallFailure, CallOutput, ContentItem, LogLevel};
 
 /// The protocol revisions Wharf serves, newest first.
 pub const SUPPORTED_VERSIONS: &[ProtocolVersion] = &[
@@ -33,6 +37,22 @@ pub const SUPPORTED_VERSIONS: &[ProtocolVersion] = &[
     ProtocolVersion::V_2025_03_26,
     ProtocolVersion::V_2024_11_05,
 ];
+
+/// Methods that 2026-07-28 removed. Legacy sessions still use them; a request
+/// that claims 2026-07-28 gets -32601 (404 over HTTP) from the transports,
+/// because rmcp would answer some of them.
+pub const REMOVED_IN_STATELESS: &[&str] = &[
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+/// The message of the -32601 for a removed method.
+pub fn removed_method_message(method: &str) -> String {
+    format!("Method not found: {method} does not exist in protocol 2026-07-28")
+}
 
 /// How often a legacy session's notification task checks that the session lives.
 const SESSION_CHECK: Duration = Duration::from_secs(30);
@@ -58,12 +78,23 @@ impl Default for ServerOptions {
     }
 }
 
-/// Wharf's MCP request handler; cheap to clone, one per connection.
+/// Wharf's MCP request handler; cheap to clone. Each connection or legacy
+/// session gets its own through [`WharfServer::for_session`].
 #[derive(Clone)]
 pub struct WharfServer {
     registry: Arc<Registry>,
     options: Arc<ServerOptions>,
     metrics: Arc<Metrics>,
+    session: Arc<SessionState>,
+}
+
+/// What a legacy session set for itself.
+#[derive(Debug, Default)]
+struct SessionState {
+    /// The `logging/setLevel` level; `None` until the client sets one, and then
+    /// no plugin log reaches the client.
+    #[allow(deprecated)]
+    log_level: Mutex<Option<LoggingLevel>>,
 }
 
 impl WharfServer {
@@ -72,7 +103,31 @@ impl WharfServer {
             registry,
             options: Arc::new(options),
             metrics: Arc::default(),
+            session: Arc::default(),
         }
+    }
+
+    /// A handler for a new connection or session: shares the tools, options and
+    /// metrics, but not what the previous session set (its log level).
+    pub fn for_session(&self) -> Self {
+        Self {
+            session: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// The least severe plugin log level this request wants to see: the
+    /// request's own `logLevel` (2026-07-28), else the session's (legacy).
+    #[allow(deprecated)]
+    fn wanted_log_level(&self, context: &RequestContext<RoleServer>) -> Option<LoggingLevel> {
+        context
+            .meta
+            .log_level()
+            .or_else(|| *self.session.log_level.lock().expect("log level lock"))
+    }
+
+    fn list_ttl_ms(&self) -> u64 {
+        self.options.list_ttl.as_millis() as u64
     }
 
     /// Records every tool call (count, errors, latency) in `metrics`.
@@ -83,6 +138,7 @@ impl WharfServer {
 }
 
 impl ServerHandler for WharfServer {
+    #[allow(deprecated)] // logging: deprecated (SEP-2577), still in both eras
     fn get_info(&self) -> ServerConfig {
         let mut info = Implementation::new("wharf", env!("CARGO_PKG_VERSION"));
         info.title = Some("Wharf".into());
@@ -91,6 +147,10 @@ impl ServerHandler for WharfServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_resources()
+                .enable_prompts()
+                .enable_completions()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(info)
@@ -192,12 +252,91 @@ impl ServerHandler for WharfServer {
         };
         let (page, more) = set.page(after.as_deref(), self.options.page_size);
         let mut result = ListToolsResult::with_all_items(page.iter().map(mcp_tool).collect())
-            .with_ttl_ms(self.options.list_ttl.as_millis() as u64)
+            .with_ttl_ms(self.list_ttl_ms())
             .with_cache_scope(CacheScope::Public);
         if more && let Some(last) = page.last() {
             result.next_cursor = Some(encode_cursor(last.name()));
         }
         Ok(result)
+    }
+
+    // No plugin provides resources or prompts yet: these answer as a server
+    // that has none, rather than "method not found", so clients that list all
+    // three primitives keep working.
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        check_cursor(request)?;
+        Ok(ListResourcesResult::with_all_items(vec![])
+            .with_ttl_ms(self.list_ttl_ms())
+            .with_cache_scope(CacheScope::Public))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        check_cursor(request)?;
+        Ok(ListResourceTemplatesResult::with_all_items(vec![])
+            .with_ttl_ms(self.list_ttl_ms())
+            .with_cache_scope(CacheScope::Public))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        Err(unknown_resource(&request.uri))
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        check_cursor(request)?;
+        Ok(ListPromptsResult::with_all_items(vec![])
+            .with_ttl_ms(self.list_ttl_ms())
+            .with_cache_scope(CacheScope::Public))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        Err(unknown_prompt(&request.name))
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        // Completion is for prompt and template arguments; with neither offered,
+        // every reference names something that does not exist.
+        Err(match &request.r#ref {
+            Reference::Prompt(prompt) => unknown_prompt(&prompt.name),
+            Reference::Resource(template) => McpError::invalid_params(
+                format!("Unknown resource template: {}", template.uri),
+                Some(json!({ "uri": template.uri })),
+            ),
+            _ => McpError::invalid_params("Unsupported completion reference", None),
+        })
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        *self.session.log_level.lock().expect("log level lock") = Some(request.level);
+        Ok(())
     }
 
     async fn call_tool(
@@ -222,10 +361,15 @@ impl ServerHandler for WharfServer {
         }
 
         let (events_tx, events_rx) = mpsc::unbounded_channel();
-        let forwarder = context
-            .meta
-            .get_progress_token()
-            .map(|token| tokio::spawn(forward_progress(events_rx, token, context.peer.clone())));
+        let forwarder = tokio::spawn(forward_events(
+            events_rx,
+            EventRoute {
+                progress_token: context.meta.get_progress_token(),
+                log_level: self.wanted_log_level(&context),
+                logger: tool.plugin().name().to_string(),
+            },
+            context.peer.clone(),
+        ));
         let call = CallContext {
             cancel: context.ct.clone(),
             events: Some(events_tx),
@@ -234,11 +378,9 @@ impl ServerHandler for WharfServer {
             .plugin()
             .call(&tool.spec().name, &arguments.to_string(), call)
             .await;
-        if let Some(forwarder) = forwarder {
-            // The sender is gone with the call context, so this ends once every
-            // progress report has been sent, before the result goes out.
-            let _ = forwarder.await;
-        }
+        // The sender is gone with the call context, so this ends once every
+        // report has been sent, before the result goes out.
+        let _ = forwarder.await;
         let failed = !matches!(&outcome, Ok(output) if !output.is_error);
         timer.finish(if failed {
             CallOutcome::Error
@@ -256,34 +398,122 @@ impl ServerHandler for WharfServer {
     }
 }
 
-/// Sends a call's progress reports to the client as `notifications/progress`,
-/// dropping any that do not increase, as the protocol requires.
-async fn forward_progress(
+/// Where a call's progress reports and log lines go.
+struct EventRoute {
+    /// The request's progress token; without one, progress is dropped.
+    progress_token: Option<rmcp::model::ProgressToken>,
+    /// The least severe log level the client wants; without one, logs stay in
+    /// Wharf's own log.
+    #[allow(deprecated)]
+    log_level: Option<LoggingLevel>,
+    /// Names the plugin in `notifications/message`.
+    logger: String,
+}
+
+/// Sends a call's events to the client: progress as `notifications/progress`,
+/// dropping reports that do not increase, as the protocol requires, and plugin
+/// logs at or above the wanted level as `notifications/message`.
+async fn forward_events(
     mut events: mpsc::UnboundedReceiver<CallEvent>,
-    token: rmcp::model::ProgressToken,
+    route: EventRoute,
     peer: rmcp::Peer<RoleServer>,
 ) {
     let mut last = f64::NEG_INFINITY;
     while let Some(event) = events.recv().await {
-        let CallEvent::Progress {
-            progress,
-            total,
-            message,
-        } = event
-        else {
-            continue;
+        let sent = match event {
+            CallEvent::Progress {
+                progress,
+                total,
+                message,
+            } => {
+                let Some(token) = &route.progress_token else {
+                    continue;
+                };
+                if !progress.is_finite() || progress <= last {
+                    continue;
+                }
+                last = progress;
+                let mut param = ProgressNotificationParam::new(token.clone(), progress);
+                param.total = total.filter(|t| t.is_finite());
+                param.message = message;
+                peer.notify_progress(param).await
+            }
+            CallEvent::Log { level, message } => {
+                let level = mcp_log_level(level);
+                let Some(wanted) = route.log_level else {
+                    continue;
+                };
+                if severity(level) < severity(wanted) {
+                    continue;
+                }
+                #[allow(deprecated)]
+                let param = LoggingMessageNotificationParam::new(level, Value::String(message))
+                    .with_logger(route.logger.clone());
+                #[allow(deprecated)]
+                peer.notify_logging_message(param).await
+            }
         };
-        if !progress.is_finite() || progress <= last {
-            continue;
-        }
-        last = progress;
-        let mut param = ProgressNotificationParam::new(token.clone(), progress);
-        param.total = total.filter(|t| t.is_finite());
-        param.message = message;
-        if peer.notify_progress(param).await.is_err() {
+        if sent.is_err() {
             break;
         }
     }
+}
+
+#[allow(deprecated)]
+fn mcp_log_level(level: LogLevel) -> LoggingLevel {
+    match level {
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Notice => LoggingLevel::Notice,
+        LogLevel::Warning => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+        LogLevel::Critical => LoggingLevel::Critical,
+        LogLevel::Alert => LoggingLevel::Alert,
+        LogLevel::Emergency => LoggingLevel::Emergency,
+    }
+}
+
+/// Syslog order: debug is the least severe.
+#[allow(deprecated)]
+fn severity(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+/// Lists that are empty have no pages, so any cursor is one we never issued.
+fn check_cursor(request: Option<PaginatedRequestParams>) -> Result<(), McpError> {
+    match request.and_then(|r| r.cursor) {
+        None => Ok(()),
+        Some(cursor) => decode_cursor(&cursor).and_then(|_| {
+            Err(McpError::invalid_params(
+                format!("Invalid cursor: {cursor}"),
+                Some(json!({ "cursor": cursor })),
+            ))
+        }),
+    }
+}
+
+fn unknown_resource(uri: &str) -> McpError {
+    // SEP-2164: a missing resource is invalid params, naming the URI.
+    McpError::invalid_params(
+        format!("Resource not found: {uri}"),
+        Some(json!({ "uri": uri })),
+    )
+}
+
+fn unknown_prompt(name: &str) -> McpError {
+    McpError::invalid_params(
+        format!("Unknown prompt: {name}"),
+        Some(json!({ "name": name })),
+    )
 }
 
 fn unknown_tool(name: &str) -> McpError {

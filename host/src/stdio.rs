@@ -14,6 +14,8 @@ use rmcp::model::{
     ServerJsonRpcMessage,
 };
 use rmcp::transport::Transport;
+
+use crate::server::{REMOVED_IN_STATELESS, removed_method_message};
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -91,15 +93,15 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> LineTransport<R> {
             Screened::Message(message) => {
                 let message = *message;
                 if let ClientJsonRpcMessage::Request(request) = &message
-                    && matches!(request.request, ClientRequest::PingRequest(_))
+                    && REMOVED_IN_STATELESS.contains(&request.request.method())
                     && claims_stateless_era(&request.request)
                 {
-                    // `ping` does not exist in 2026-07-28; rmcp would still answer
-                    // it before the lifecycle starts.
+                    // rmcp would still answer these (ping even before the
+                    // lifecycle starts).
                     self.reply(ServerJsonRpcMessage::error(
                         ErrorData::new(
                             rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                            "Method not found: ping is not a 2026-07-28 method",
+                            removed_method_message(request.request.method()),
                             None,
                         ),
                         Some(request.id.clone()),

@@ -140,6 +140,10 @@ fn header_and_envelope_errors_have_exact_statuses() {
     );
     // Unknown and removed methods.
     assert_refused(modern_post(addr, 5, "ping", json!({})), 404, -32601);
+    let set_level = modern_post(addr, 6, "logging/setLevel", json!({"level": "debug"}));
+    assert_refused(set_level, 404, -32601);
+    let subscribe = modern_post(addr, 7, "resources/subscribe", json!({"uri": "a://b"}));
+    assert_refused(subscribe, 404, -32601);
     assert_refused(modern_post(addr, 6, "no/such", json!({})), 404, -32601);
     let init = modern(json!({
         "protocolVersion": MODERN, "capabilities": {},

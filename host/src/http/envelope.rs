@@ -21,6 +21,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::rejection;
+use crate::server::{REMOVED_IN_STATELESS, removed_method_message};
 
 /// The first protocol revision without the `initialize` handshake.
 const FIRST_STATELESS_VERSION: &str = "2026-07-28";
@@ -52,8 +53,9 @@ enum Verdict {
     Pass,
     /// Not JSON at all: -32700.
     ParseError,
-    /// `initialize` sent as a 2026-07-28 request: -32601 echoing this id.
-    RemovedMethod(Value),
+    /// A method that 2026-07-28 removed, sent as a 2026-07-28 request: -32601
+    /// echoing this id.
+    RemovedMethod { id: Value, method: String },
 }
 
 fn judge(body: &[u8]) -> Verdict {
@@ -72,8 +74,14 @@ fn judge(body: &[u8]) -> Verdict {
         .as_ref()
         .and_then(Value::as_str)
         .is_some_and(|version| version >= FIRST_STATELESS_VERSION);
-    if modern_claim && probe.method.as_deref() == Some("initialize") {
-        return Verdict::RemovedMethod(probe.id.unwrap_or(Value::Null));
+    if modern_claim
+        && let Some(method) = probe.method
+        && REMOVED_IN_STATELESS.contains(&method.as_str())
+    {
+        return Verdict::RemovedMethod {
+            id: probe.id.unwrap_or(Value::Null),
+            method,
+        };
     }
     Verdict::Pass
 }
@@ -120,11 +128,11 @@ pub async fn check_envelope(State(limit): State<usize>, request: Request, next: 
             -32700,
             "Parse error: the body is not JSON",
         ),
-        Verdict::RemovedMethod(id) => json_rpc_error(
+        Verdict::RemovedMethod { id, method } => json_rpc_error(
             StatusCode::NOT_FOUND,
             id,
             -32601,
-            "Method not found: initialize does not exist in protocol 2026-07-28",
+            &removed_method_message(&method),
         ),
     }
 }
@@ -149,7 +157,22 @@ mod tests {
             "protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"c","version":"1"},
             "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
                      "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-        assert_eq!(judge(body), Verdict::RemovedMethod(json!("i")));
+        assert_eq!(
+            judge(body),
+            Verdict::RemovedMethod {
+                id: json!("i"),
+                method: "initialize".into()
+            }
+        );
+        let set_level = br#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{
+            "level":"debug","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        assert_eq!(
+            judge(set_level),
+            Verdict::RemovedMethod {
+                id: json!(2),
+                method: "logging/setLevel".into()
+            }
+        );
     }
 
     #[test]

@@ -45,7 +45,7 @@ impl ServerHandler for OneChange {
 async fn listen_is_a_long_lived_sse_stream() {
     let streams = CancellationToken::new();
     let app = router(
-        OneChange,
+        || OneChange,
         Arc::new(Metrics::new()),
         &HttpOptions::default(),
         streams.clone(),

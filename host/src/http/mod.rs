@@ -98,15 +98,17 @@ pub enum HttpError {
 
 /// The router: `/mcp` (rmcp) and `/metrics` behind the token, `/healthz` open,
 /// all behind the Origin/Host check. `streams` ends every long-lived SSE
-/// stream and legacy session when cancelled.
-pub fn router<S>(
-    handler: S,
+/// stream and legacy session when cancelled. `new_session` makes the handler
+/// of each legacy session (and of each stateless request).
+pub fn router<S, F>(
+    new_session: F,
     metrics: Arc<Metrics>,
     options: &HttpOptions,
     streams: CancellationToken,
 ) -> Router
 where
-    S: ServerHandler + Clone + Send + Sync + 'static,
+    S: ServerHandler + Send + Sync + 'static,
+    F: Fn() -> S + Send + Sync + 'static,
 {
     // Origin and Host are checked by `origin::check_origin` for every route, so
     // rmcp's own (narrower, and Origin-off-by-default) checks are disabled.
@@ -120,7 +122,7 @@ where
     let mut sessions = LocalSessionManager::default();
     sessions.session_config = SessionConfig::default();
     sessions.session_config.keep_alive = Some(options.session_idle);
-    let mcp = StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(sessions), config);
+    let mcp = StreamableHttpService::new(move || Ok(new_session()), Arc::new(sessions), config);
 
     let state = status::StatusState {
         metrics,
@@ -155,15 +157,16 @@ where
 
 /// Serves MCP over HTTP on `addr` until `shutdown` resolves, then shuts down
 /// gracefully (see the module comment).
-pub async fn serve<S>(
-    handler: S,
+pub async fn serve<S, F>(
+    new_session: F,
     metrics: Arc<Metrics>,
     addr: SocketAddr,
     options: HttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), HttpError>
 where
-    S: ServerHandler + Clone + Send + Sync + 'static,
+    S: ServerHandler + Send + Sync + 'static,
+    F: Fn() -> S + Send + Sync + 'static,
 {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -181,7 +184,7 @@ where
         );
     }
     let streams = CancellationToken::new();
-    let app = router(handler, metrics.clone(), &options, streams.clone());
+    let app = router(new_session, metrics.clone(), &options, streams.clone());
     let stop_accepting = CancellationToken::new();
     // Responses are written in several small pieces (SSE framing): with Nagle on,
     // each waits for the peer's delayed ACK (about 40 ms).
