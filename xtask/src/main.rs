@@ -6,6 +6,8 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
+mod interop;
+
 /// Wharf's development tasks.
 #[derive(Parser)]
 #[command(name = "cargo xtask")]
@@ -22,8 +24,12 @@ enum Task {
     /// Build Wharf and the example plugins, then serve them over stdio.
     Demo,
     /// Everything CI checks: formatting, clippy, plugins, unit and end-to-end
-    /// tests, and the official Python SDK against the real binary.
+    /// tests, the official Python and TypeScript SDKs and the Inspector against
+    /// the real binary, and the official conformance suite.
     Test,
+    /// Only the client interop tests and the conformance suite, against a fresh
+    /// debug build of Wharf and the plugins.
+    Interop,
     /// Benchmarks (optimised build): reload latency; results under target/bench.
     Bench,
 }
@@ -43,6 +49,12 @@ fn main() -> Result<()> {
         Task::Plugins => build_plugins(),
         Task::Demo => demo(),
         Task::Test => test(),
+        Task::Interop => {
+            build_plugins()?;
+            run(cargo().args(["build", "-p", "wharf"]))?;
+            python_interop()?;
+            interop::node()
+        }
         Task::Bench => bench(),
     }
 }
@@ -170,7 +182,8 @@ fn test() -> Result<()> {
             "WHARF_TEST_HOSTILE_PLUGINS",
             root().join("target/test-plugins"),
         ))?;
-    python_interop()
+    python_interop()?;
+    interop::node()
 }
 
 /// The official MCP Python SDK against the binary `cargo test` just built, in a
