@@ -16,7 +16,7 @@ use std::time::SystemTime;
 
 use crate::manifest::{self, ManifestError};
 use crate::naming;
-use crate::registry::ToolSet;
+use crate::registry::{Naming, ToolSet};
 use crate::runtime::{ContentHash, LoadError, Plugin, Runtime};
 
 /// Why one file in the folder did not become a plugin.
@@ -62,6 +62,7 @@ struct Loaded {
     path: PathBuf,
     fingerprint: Fingerprint,
     plugin: Arc<Plugin>,
+    naming: Naming,
 }
 
 /// What a scan did.
@@ -112,7 +113,12 @@ impl PluginFolder {
 
     /// The current plugins as a tool set.
     pub fn tool_set(&self) -> ToolSet {
-        ToolSet::new(self.loaded.values().map(|l| l.plugin.clone()).collect())
+        ToolSet::with_naming(
+            self.loaded
+                .values()
+                .map(|l| (l.plugin.clone(), l.naming))
+                .collect(),
+        )
     }
 
     /// Brings the loaded plugins in line with the folder. A file that fails is
@@ -179,7 +185,7 @@ impl PluginFolder {
 
         for (name, path, fingerprint, result) in futures::future::join_all(jobs).await {
             match result {
-                Ok(plugin) => {
+                Ok((plugin, naming)) => {
                     tracing::info!(
                         plugin = plugin.name(),
                         tools = plugin.tools().len(),
@@ -193,6 +199,7 @@ impl PluginFolder {
                             path,
                             fingerprint,
                             plugin: Arc::new(plugin),
+                            naming,
                         },
                     );
                     report.loaded.push(name);
@@ -264,10 +271,15 @@ async fn load_file(
     name: &str,
     manifest_path: &Path,
     bytes: Vec<u8>,
-) -> Result<Plugin, FileError> {
+) -> Result<(Plugin, Naming), FileError> {
     let resolved = manifest::load(manifest_path, runtime.limits(), runtime.ceilings())?;
+    let naming = if resolved.prefix_tools {
+        Naming::Prefixed
+    } else {
+        Naming::AsDeclared
+    };
     let plugin = runtime
         .load_with(name, bytes, resolved.limits, resolved.grants)
         .await?;
-    Ok(plugin)
+    Ok((plugin, naming))
 }

@@ -34,6 +34,19 @@ pub struct Manifest {
     /// Static configuration, readable through the `host.config` import.
     #[serde(default)]
     pub config: BTreeMap<String, String>,
+    /// How the plugin's tools are named for clients.
+    #[serde(default)]
+    pub tools: ToolsSection,
+}
+
+/// `[tools]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ToolsSection {
+    /// `false` exposes the tools under the names the plugin gives them, without
+    /// the `<plugin>_` prefix (default `true`). A name another plugin already
+    /// exposes is then left out.
+    pub prefix: Option<bool>,
 }
 
 /// `[limits]`.
@@ -125,6 +138,8 @@ pub fn manifest_path(component: &Path) -> PathBuf {
 pub struct Resolved {
     pub limits: CallLimits,
     pub grants: Grants,
+    /// Whether tool names get the `<plugin>_` prefix.
+    pub prefix_tools: bool,
 }
 
 /// Reads and resolves the manifest at `path`, or returns `defaults` and no grants
@@ -140,6 +155,7 @@ pub fn load(
             return Ok(Resolved {
                 limits: defaults.clone(),
                 grants: Grants::default(),
+                prefix_tools: true,
             });
         }
         Err(source) => {
@@ -244,6 +260,7 @@ pub fn resolve(
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
         },
+        prefix_tools: manifest.tools.prefix.unwrap_or(true),
     })
 }
 

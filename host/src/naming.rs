@@ -48,6 +48,11 @@ pub fn plugin_name(file_stem: &str) -> Result<String, NameError> {
 
 /// The name clients see for `tool` of `plugin`.
 pub fn exposed_tool_name(plugin: &str, tool: &str) -> Result<String, NameError> {
+    Ok(format!("{plugin}_{}", declared_tool_name(tool)?))
+}
+
+/// `tool` itself, checked, for a plugin whose manifest turns the prefix off.
+pub fn declared_tool_name(tool: &str) -> Result<String, NameError> {
     let valid = !tool.is_empty()
         && tool.len() <= MAX_TOOL_NAME
         && tool
@@ -56,7 +61,7 @@ pub fn exposed_tool_name(plugin: &str, tool: &str) -> Result<String, NameError> 
     if !valid {
         return Err(NameError::InvalidTool(tool.to_string()));
     }
-    Ok(format!("{plugin}_{tool}"))
+    Ok(tool.to_string())
 }
 
 #[cfg(test)]

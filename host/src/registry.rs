@@ -70,20 +70,55 @@ pub struct ToolSet {
     by_name: HashMap<String, usize>,
 }
 
+/// How a plugin's tools are named for clients.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Naming {
+    /// `<plugin>_<tool>`: never collides.
+    #[default]
+    Prefixed,
+    /// The tool's own name (manifest `[tools] prefix = false`).
+    AsDeclared,
+}
+
 impl ToolSet {
-    /// Builds the set from loaded plugins (whose names are already unique). A tool
-    /// whose name or input schema is unusable is left out with a warning.
+    /// Builds the set from loaded plugins (whose names are already unique), every
+    /// tool named `<plugin>_<tool>`.
     pub fn new(plugins: Vec<Arc<Plugin>>) -> Self {
-        let mut tools = Vec::new();
-        for plugin in &plugins {
+        Self::with_naming(
+            plugins
+                .into_iter()
+                .map(|plugin| (plugin, Naming::Prefixed))
+                .collect(),
+        )
+    }
+
+    /// Builds the set from loaded plugins, each with its naming. A tool whose name
+    /// or input schema is unusable, or whose name an earlier plugin (in name
+    /// order) already exposes, is left out with a warning.
+    pub fn with_naming(mut members: Vec<(Arc<Plugin>, Naming)>) -> Self {
+        members.sort_by(|a, b| a.0.name().cmp(b.0.name()));
+        let mut tools: Vec<ExposedTool> = Vec::new();
+        let mut taken: HashMap<String, Arc<str>> = HashMap::new();
+        for (plugin, naming) in &members {
             for (index, spec) in plugin.tools().iter().enumerate() {
-                let name = match naming::exposed_tool_name(plugin.name(), &spec.name) {
+                let name = match naming {
+                    Naming::Prefixed => naming::exposed_tool_name(plugin.name(), &spec.name),
+                    Naming::AsDeclared => naming::declared_tool_name(&spec.name),
+                };
+                let name = match name {
                     Ok(name) => name,
                     Err(error) => {
                         tracing::warn!(plugin = plugin.name(), "tool left out: {error}");
                         continue;
                     }
                 };
+                if let Some(owner) = taken.get(&name) {
+                    tracing::warn!(
+                        plugin = plugin.name(),
+                        "tool left out: plugin `{owner}` already exposes a tool named `{name}`"
+                    );
+                    continue;
+                }
                 let schema = Value::Object(spec.input_schema.clone());
                 let validator = match jsonschema::validator_for(&schema) {
                     Ok(validator) => validator,
@@ -96,6 +131,7 @@ impl ToolSet {
                         continue;
                     }
                 };
+                taken.insert(name.clone(), plugin.name().into());
                 tools.push(ExposedTool {
                     name,
                     plugin: plugin.clone(),
@@ -111,7 +147,7 @@ impl ToolSet {
             .map(|(index, tool)| (tool.name.clone(), index))
             .collect();
         Self {
-            plugins,
+            plugins: members.into_iter().map(|(plugin, _)| plugin).collect(),
             tools,
             by_name,
         }

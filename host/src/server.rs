@@ -15,8 +15,8 @@ use rmcp::model::{
     CompleteResult, ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse,
     Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, Reference, Resource, ServerCapabilities,
-    ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, Resource, ResourceContents,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
 };
 #[allow(deprecated)] // Logging is deprecated (SEP-2577) but still part of both eras.
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
@@ -27,7 +27,9 @@ use tokio::sync::mpsc;
 
 use crate::metrics::{CallOutcome, Metrics};
 use crate::registry::{ExposedTool, Registry};
-use crate::runtime::{CallContext, CallEvent, CallFailure, CallOutput, ContentItem, LogLevel};
+use crate::runtime::{
+    CallContext, CallEvent, CallFailure, CallOutput, ContentItem, LogLevel, ResourceBody,
+};
 
 /// The protocol revisions Wharf serves, newest first.
 pub const SUPPORTED_VERSIONS: &[ProtocolVersion] = &[
@@ -574,6 +576,24 @@ fn mcp_result(output: CallOutput) -> CallToolResult {
                 link.size = size;
                 ContentBlock::resource_link(link)
             }
+            ContentItem::EmbeddedResource {
+                uri,
+                mime_type,
+                body,
+            } => ContentBlock::resource(match body {
+                ResourceBody::Text(text) => ResourceContents::TextResourceContents {
+                    uri,
+                    mime_type,
+                    text,
+                    meta: None,
+                },
+                ResourceBody::Blob(data) => ResourceContents::BlobResourceContents {
+                    uri,
+                    mime_type,
+                    blob: b64(&data),
+                    meta: None,
+                },
+            }),
         })
         .collect();
     // MCP asks servers that return structured content to mirror it as text, for
@@ -633,6 +653,34 @@ mod tests {
         assert_eq!(result.content[0].as_text().unwrap().text, r#"{"result":3}"#);
         assert_eq!(result.structured_content, Some(json!({"result": 3})));
         assert_eq!(result.is_error, Some(false));
+    }
+
+    #[test]
+    fn embedded_resources_carry_text_or_base64() {
+        let result = mcp_result(CallOutput {
+            content: vec![
+                ContentItem::EmbeddedResource {
+                    uri: "test://a".into(),
+                    mime_type: Some("text/plain".into()),
+                    body: ResourceBody::Text("hi".into()),
+                },
+                ContentItem::EmbeddedResource {
+                    uri: "test://b".into(),
+                    mime_type: None,
+                    body: ResourceBody::Blob(vec![1, 2, 3]),
+                },
+            ],
+            structured: None,
+            is_error: false,
+        });
+        let value = serde_json::to_value(&result.content).unwrap();
+        assert_eq!(
+            value,
+            json!([
+                {"type": "resource", "resource": {"uri": "test://a", "mimeType": "text/plain", "text": "hi"}},
+                {"type": "resource", "resource": {"uri": "test://b", "blob": "AQID"}}
+            ])
+        );
     }
 
     #[test]

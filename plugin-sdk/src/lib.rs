@@ -105,7 +105,9 @@ mod tool;
 mod toolbox;
 
 pub use error::ToolError;
-pub use output::{BinaryContent, Content, ResourceLink, ToolOutput};
+pub use output::{
+    BinaryContent, Content, EmbeddedResource, ResourceBody, ResourceLink, ToolOutput,
+};
 pub use tool::Tool;
 pub use toolbox::Toolbox;
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::bindings::wharf::plugin::types as wit;
 use crate::error::ToolError;
 
-pub use wit::{BinaryContent, Content, ResourceLink};
+pub use wit::{BinaryContent, Content, EmbeddedResource, ResourceBody, ResourceLink};
 
 /// The result of a successful tool call, as MCP's `CallToolResult`.
 ///
@@ -93,6 +93,34 @@ impl ToolOutput {
         Content::Audio(BinaryContent {
             data: data.into(),
             mime_type: mime_type.into(),
+        })
+    }
+
+    /// A text resource embedded in the result (for example a document or JSON),
+    /// to add with [`with`](Self::with).
+    pub fn embedded_text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Content {
+        Content::EmbeddedResource(EmbeddedResource {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            body: ResourceBody::Text(text.into()),
+        })
+    }
+
+    /// A binary resource embedded in the result (Wharf base64-encodes the bytes),
+    /// to add with [`with`](Self::with).
+    pub fn embedded_blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        data: impl Into<Vec<u8>>,
+    ) -> Content {
+        Content::EmbeddedResource(EmbeddedResource {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            body: ResourceBody::Blob(data.into()),
         })
     }
 

@@ -86,6 +86,23 @@ impl Tool {
         }
     }
 
+    /// A tool whose input schema is written by hand, for JSON Schema that no Rust
+    /// type produces (`if`/`then`/`else`, `$anchor`, ...). `handler` gets the
+    /// arguments as JSON; Wharf has already checked them against `input_schema`.
+    pub fn with_input_schema<F>(
+        name: impl Into<Cow<'static, str>>,
+        input_schema: fn() -> Value,
+        handler: F,
+    ) -> Self
+    where
+        F: Fn(Value) -> Result<ToolOutput, ToolError> + 'static,
+    {
+        Self {
+            input_schema,
+            ..Self::new(name, move |arguments: Value| handler(arguments))
+        }
+    }
+
     /// Sets the short human-readable name shown by clients.
     pub fn title(mut self, title: impl Into<Cow<'static, str>>) -> Self {
         self.title = Some(title.into());

@@ -17,7 +17,7 @@ pub const MODERN: &str = "2026-07-28";
 
 /// Where `cargo xtask plugins` puts a plugin (`example` or `test` kind).
 pub fn plugin_file(name: &str) -> PathBuf {
-    let (var, default) = if name == "misbehave" {
+    let (var, default) = if matches!(name, "misbehave" | "conformance") {
         ("WHARF_TEST_HOSTILE_PLUGINS", "target/test-plugins")
     } else {
         ("WHARF_TEST_PLUGINS", "target/plugins")

@@ -12,6 +12,7 @@ mod http_ops;
 mod legacy;
 mod limits;
 mod modern;
+mod naming;
 mod primitives;
 mod protocol_errors;
 mod reload;

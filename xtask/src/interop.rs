@@ -75,7 +75,7 @@ fn wharf() -> PathBuf {
 fn conformance(node: &Path, project: &Path) -> Result<()> {
     let suite = project.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
     let baselines = root().join("tests/interop/conformance");
-    let plugins = root().join("target/plugins");
+    let plugins = fixture_folder(&baselines)?;
     let mut server = HttpServer::start(&plugins)?;
     let mut failed = Vec::new();
     for revision in CONFORMANCE_REVISIONS {
@@ -102,6 +102,23 @@ fn conformance(node: &Path, project: &Path) -> Result<()> {
         bail!("the conformance suite failed at {}", failed.join(", "));
     }
     Ok(())
+}
+
+/// A plugin folder holding the conformance fixture plugin and its manifest.
+fn fixture_folder(baselines: &Path) -> Result<PathBuf> {
+    let folder = root().join("target/interop/conformance-plugins");
+    std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
+    for (from, to) in [
+        (
+            root().join("target/test-plugins/conformance.wasm"),
+            "conformance.wasm",
+        ),
+        (baselines.join("conformance.toml"), "conformance.toml"),
+    ] {
+        std::fs::copy(&from, folder.join(to))
+            .with_context(|| format!("copying {}", from.display()))?;
+    }
+    Ok(folder)
 }
 
 /// `wharf serve --http 127.0.0.1:0` and the URL it logged.

@@ -37,7 +37,7 @@ enum Task {
 /// Example plugins: (cargo package, output name).
 const EXAMPLE_PLUGINS: &[&str] = &["echo", "calc", "textstats"];
 /// Plugins that exist only for tests (misbehaving on purpose).
-const TEST_PLUGINS: &[&str] = &["misbehave"];
+const TEST_PLUGINS: &[&str] = &["misbehave", "conformance"];
 const WASM_TARGET: &str = "wasm32-wasip2";
 /// A request to paste into the demo.
 const EXAMPLE_REQUEST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;

@@ -97,6 +97,13 @@ fn an_empty_manifest_is_the_defaults() {
     let resolved = resolve_in(Path::new("/"), "").unwrap();
     assert_eq!(resolved.limits, CallLimits::default());
     assert_eq!(resolved.grants, Grants::default());
+    assert!(resolved.prefix_tools);
+}
+
+#[test]
+fn the_tool_prefix_can_be_turned_off() {
+    let resolved = resolve_in(Path::new("/"), "[tools]\nprefix = false\n").unwrap();
+    assert!(!resolved.prefix_tools);
 }
 
 #[test]
@@ -110,7 +117,12 @@ fn unknown_keys_are_named() {
     assert_eq!(
         parse_err("[network]\n"),
         "invalid manifest /plugins/demo.toml, key `network`: unknown field `network`, \
-         expected one of `limits`, `dir`, `http`, `env`, `config` (line 1)"
+         expected one of `limits`, `dir`, `http`, `env`, `config`, `tools` (line 1)"
+    );
+    assert_eq!(
+        parse_err("[tools]\nprefixed = false\n"),
+        "invalid manifest /plugins/demo.toml, key `tools.prefixed`: unknown field `prefixed`, \
+         expected `prefix` (line 2)"
     );
 }
 

@@ -25,7 +25,7 @@ pub use http::{HostAllowList, HostPattern, PatternError};
 pub use limits::{CallLimits, Ceilings, RuntimeOptions};
 pub use plugin::{LoadError, Plugin};
 pub use state::{CallContext, CallEvent};
-pub use types::{CallOutput, ContentItem, SpecError, ToolHints, ToolSpec};
+pub use types::{CallOutput, ContentItem, ResourceBody, SpecError, ToolHints, ToolSpec};
 
 /// The log levels a plugin can use, as defined by the WIT contract.
 pub use bindings::wharf::plugin::types::LogLevel;

@@ -51,6 +51,18 @@ pub enum ContentItem {
         mime_type: Option<String>,
         size: Option<u64>,
     },
+    EmbeddedResource {
+        uri: String,
+        mime_type: Option<String>,
+        body: ResourceBody,
+    },
+}
+
+/// The contents of an embedded resource.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResourceBody {
+    Text(String),
+    Blob(Vec<u8>),
 }
 
 /// What a completed call produced.
@@ -84,6 +96,18 @@ impl CallOutput {
                         mime_type,
                         ..
                     } => uri.len() + name.len() + opt(title) + opt(description) + opt(mime_type),
+                    ContentItem::EmbeddedResource {
+                        uri,
+                        mime_type,
+                        body,
+                    } => {
+                        uri.len()
+                            + opt(mime_type)
+                            + match body {
+                                ResourceBody::Text(text) => text.len(),
+                                ResourceBody::Blob(data) => data.len(),
+                            }
+                    }
                 })
                 .sum();
         let structured = self
@@ -193,6 +217,14 @@ impl From<wit::Content> for ContentItem {
                 description: link.description,
                 mime_type: link.mime_type,
                 size: link.size,
+            },
+            wit::Content::EmbeddedResource(resource) => Self::EmbeddedResource {
+                uri: resource.uri,
+                mime_type: resource.mime_type,
+                body: match resource.body {
+                    wit::ResourceBody::Text(text) => ResourceBody::Text(text),
+                    wit::ResourceBody::Blob(data) => ResourceBody::Blob(data),
+                },
             },
         }
     }

@@ -1,0 +1,167 @@
+//! The fixture tools of the official MCP conformance suite, for Wharf's CI.
+//!
+//! The suite calls fixed tool names and checks fixed payloads (those of its
+//! reference server, `examples/servers/typescript/everything-server.ts` in the
+//! modelcontextprotocol/conformance repository). Served with `conformance.toml`
+//! (`[tools] prefix = false`) so the names reach clients unchanged. Not an example.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use wharf_sdk::{Tool, ToolError, ToolOutput, Toolbox, host};
+
+/// A 1x1 PNG.
+const PNG: [u8; 70] = [
+    137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0,
+    0, 0, 31, 21, 196, 137, 0, 0, 0, 13, 73, 68, 65, 84, 120, 218, 99, 252, 207, 192, 240, 31, 0,
+    5, 5, 2, 0, 95, 200, 241, 210, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
+];
+
+/// A WAV file with one silent sample.
+const WAV: [u8; 44] = [
+    82, 73, 70, 70, 38, 0, 0, 0, 87, 65, 86, 69, 102, 109, 116, 32, 16, 0, 0, 0, 1, 0, 1, 0, 64,
+    31, 0, 0, 0, 125, 0, 0, 2, 0, 16, 0, 100, 97, 116, 97, 2, 0, 0, 0,
+];
+
+/// The suite's JSON Schema 2020-12 fixture (SEP-1613, SEP-2106), verbatim.
+fn json_schema_2020_12() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false
+    })
+}
+
+fn pause() {
+    std::thread::sleep(Duration::from_millis(50));
+}
+
+fn logging() -> Result<ToolOutput, ToolError> {
+    for (index, message) in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if index > 0 {
+            pause();
+        }
+        host::log(host::Level::Info, message);
+    }
+    Ok(ToolOutput::text("Tool with logging executed successfully"))
+}
+
+fn progress() -> Result<ToolOutput, ToolError> {
+    for (index, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if index > 0 {
+            pause();
+        }
+        host::progress(
+            step,
+            Some(100.0),
+            Some(&format!("Completed step {step} of 100")),
+        );
+    }
+    Ok(ToolOutput::text("Progress reported 3 times"))
+}
+
+fn toolbox() -> Toolbox {
+    Toolbox::new()
+        .with(
+            Tool::new("test_simple_text", |()| {
+                Ok(ToolOutput::text(
+                    "This is a simple text response for testing.",
+                ))
+            })
+            .description("Tests simple text content response"),
+        )
+        .with(
+            Tool::new("test_image_content", |()| {
+                Ok(ToolOutput::image(PNG, "image/png"))
+            })
+            .description("Tests image content response"),
+        )
+        .with(
+            Tool::new("test_audio_content", |()| {
+                Ok(ToolOutput::audio(WAV, "audio/wav"))
+            })
+            .description("Tests audio content response"),
+        )
+        .with(
+            Tool::new("test_embedded_resource", |()| {
+                Ok(ToolOutput::new().with(ToolOutput::embedded_text(
+                    "test://embedded-resource",
+                    "text/plain",
+                    "This is an embedded resource content.",
+                )))
+            })
+            .description("Tests embedded resource content response"),
+        )
+        .with(
+            Tool::new("test_multiple_content_types", |()| {
+                Ok(ToolOutput::text("Multiple content types test:")
+                    .with(ToolOutput::image_content(PNG, "image/png"))
+                    .with(ToolOutput::embedded_text(
+                        "test://mixed-content-resource",
+                        "application/json",
+                        json!({"test": "data", "value": 123}).to_string(),
+                    )))
+            })
+            .description("Tests response with multiple content types (text, image, resource)"),
+        )
+        .with(
+            Tool::new("test_tool_with_logging", |()| logging())
+                .description("Tests tool that emits log messages during execution"),
+        )
+        .with(
+            Tool::new("test_logging_tool", |()| {
+                host::log(host::Level::Info, "Diagnostic trace logging activated");
+                Ok(ToolOutput::text("Logging evaluated"))
+            })
+            .description("Logs one line: the client sees it only if its request set a logLevel"),
+        )
+        .with(
+            Tool::new("test_tool_with_progress", |()| progress())
+                .description("Tests tool that reports progress notifications"),
+        )
+        .with(
+            Tool::new("test_error_handling", |()| {
+                Ok(ToolOutput::error(
+                    "This tool intentionally returns an error for testing",
+                ))
+            })
+            .description("Tests error response handling"),
+        )
+        .with(
+            Tool::with_input_schema("json_schema_2020_12_tool", json_schema_2020_12, |args| {
+                Ok(ToolOutput::text(format!(
+                    "JSON Schema 2020-12 tool called with: {args}"
+                )))
+            })
+            .description(
+                "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
+            ),
+        )
+}
+
+wharf_sdk::export_plugin!(toolbox);
