@@ -273,7 +273,7 @@ async fn load_file(
     bytes: Vec<u8>,
 ) -> Result<(Plugin, Naming), FileError> {
     let resolved = manifest::load(manifest_path, runtime.limits(), runtime.ceilings())?;
-    let naming = if resolved.prefix_tools {
+    let naming = if resolved.prefix_names {
         Naming::Prefixed
     } else {
         Naming::AsDeclared

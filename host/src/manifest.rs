@@ -34,18 +34,19 @@ pub struct Manifest {
     /// Static configuration, readable through the `host.config` import.
     #[serde(default)]
     pub config: BTreeMap<String, String>,
-    /// How the plugin's tools are named for clients.
+    /// How the plugin's tools, prompts and resources are named for clients.
     #[serde(default)]
-    pub tools: ToolsSection,
+    pub names: NamesSection,
 }
 
-/// `[tools]`.
+/// `[names]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ToolsSection {
-    /// `false` exposes the tools under the names the plugin gives them, without
-    /// the `<plugin>_` prefix (default `true`). A name another plugin already
-    /// exposes is then left out.
+pub struct NamesSection {
+    /// `false` exposes tools and prompts under the names the plugin gives them,
+    /// without the `<plugin>_` prefix, and resources under the plugin's own URIs
+    /// (default `true`). A name or URI another plugin already exposes is then
+    /// left out.
     pub prefix: Option<bool>,
 }
 
@@ -138,8 +139,8 @@ pub fn manifest_path(component: &Path) -> PathBuf {
 pub struct Resolved {
     pub limits: CallLimits,
     pub grants: Grants,
-    /// Whether tool names get the `<plugin>_` prefix.
-    pub prefix_tools: bool,
+    /// Whether names get the plugin's prefix (`[names] prefix`).
+    pub prefix_names: bool,
 }
 
 /// Reads and resolves the manifest at `path`, or returns `defaults` and no grants
@@ -155,7 +156,7 @@ pub fn load(
             return Ok(Resolved {
                 limits: defaults.clone(),
                 grants: Grants::default(),
-                prefix_tools: true,
+                prefix_names: true,
             });
         }
         Err(source) => {
@@ -260,7 +261,7 @@ pub fn resolve(
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
         },
-        prefix_tools: manifest.tools.prefix.unwrap_or(true),
+        prefix_names: manifest.names.prefix.unwrap_or(true),
     })
 }
 

@@ -76,7 +76,7 @@ pub enum Naming {
     /// `<plugin>_<tool>`: never collides.
     #[default]
     Prefixed,
-    /// The tool's own name (manifest `[tools] prefix = false`).
+    /// The tool's own name (manifest `[names] prefix = false`).
     AsDeclared,
 }
 

@@ -1,4 +1,4 @@
-//! Tool names: `<plugin>_<tool>` by default; a manifest's `[tools] prefix = false`
+//! Tool names: `<plugin>_<tool>` by default; a manifest's `[names] prefix = false`
 //! keeps a plugin's own names, and a name another plugin already exposes is then
 //! left out rather than shadowing it.
 
@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::harness::*;
 
-const AS_DECLARED: &str = "[tools]\nprefix = false\n";
+const AS_DECLARED: &str = "[names]\nprefix = false\n";
 
 fn names(wharf: &mut Wharf, id: i64) -> Vec<String> {
     let response = wharf.modern(id, "tools/list", json!({}));

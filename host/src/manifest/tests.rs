@@ -97,13 +97,13 @@ fn an_empty_manifest_is_the_defaults() {
     let resolved = resolve_in(Path::new("/"), "").unwrap();
     assert_eq!(resolved.limits, CallLimits::default());
     assert_eq!(resolved.grants, Grants::default());
-    assert!(resolved.prefix_tools);
+    assert!(resolved.prefix_names);
 }
 
 #[test]
 fn the_tool_prefix_can_be_turned_off() {
-    let resolved = resolve_in(Path::new("/"), "[tools]\nprefix = false\n").unwrap();
-    assert!(!resolved.prefix_tools);
+    let resolved = resolve_in(Path::new("/"), "[names]\nprefix = false\n").unwrap();
+    assert!(!resolved.prefix_names);
 }
 
 #[test]
@@ -117,11 +117,11 @@ fn unknown_keys_are_named() {
     assert_eq!(
         parse_err("[network]\n"),
         "invalid manifest /plugins/demo.toml, key `network`: unknown field `network`, \
-         expected one of `limits`, `dir`, `http`, `env`, `config`, `tools` (line 1)"
+         expected one of `limits`, `dir`, `http`, `env`, `config`, `names` (line 1)"
     );
     assert_eq!(
-        parse_err("[tools]\nprefixed = false\n"),
-        "invalid manifest /plugins/demo.toml, key `tools.prefixed`: unknown field `prefixed`, \
+        parse_err("[names]\nprefixed = false\n"),
+        "invalid manifest /plugins/demo.toml, key `names.prefixed`: unknown field `prefixed`, \
          expected `prefix` (line 2)"
     );
 }
