@@ -1,13 +1,17 @@
-//! Exporting a [`Toolbox`] as the component's `tools` interface.
+//! Exporting a [`Toolbox`] as the component's `tools` and `prompts` interfaces.
 //!
 //! [`export_plugin!`](crate::export_plugin) implements the WIT `Guest` trait for a
 //! hidden type by calling [`list_tools`] and [`call_tool`] below, then hands that type
 //! to the `export!` macro that wit-bindgen generated, which emits the canonical-ABI
 //! exports.
 
+use crate::bindings::exports::wharf::plugin::prompts as wit_prompts;
 use crate::bindings::wharf::plugin::types as wit;
 use crate::error::ToolError;
 use crate::toolbox::Toolbox;
+
+/// Most suggestions one completion returns, as MCP allows.
+const MAX_SUGGESTIONS: usize = 100;
 
 /// The WIT `tool` records describing every tool of `toolbox`.
 pub fn list_tools(toolbox: &Toolbox) -> Vec<wit::Tool> {
@@ -28,7 +32,44 @@ pub fn call_tool(
     }
 }
 
-/// Exports a plugin's tools: the one line that turns a crate into a Wharf plugin.
+/// The WIT `prompt` records describing every prompt of `toolbox`.
+pub fn list_prompts(toolbox: &Toolbox) -> Vec<wit_prompts::Prompt> {
+    toolbox
+        .prompts()
+        .iter()
+        .map(|prompt| prompt.to_wit())
+        .collect()
+}
+
+/// Renders the prompt `name` of `toolbox`.
+pub fn get_prompt(
+    toolbox: &Toolbox,
+    name: &str,
+    arguments: &[(String, String)],
+) -> Result<wit_prompts::PromptResult, wit_prompts::PromptError> {
+    toolbox
+        .render(name, arguments)
+        .map(|output| output.into_wit())
+        .map_err(|error| error.into_wit())
+}
+
+/// Suggestions for an argument of the prompt `name`, at most 100.
+pub fn complete_argument(
+    toolbox: &Toolbox,
+    name: &str,
+    argument: &str,
+    value: &str,
+    context: &[(String, String)],
+) -> Vec<String> {
+    let mut suggestions = toolbox
+        .get_prompt(name)
+        .map(|prompt| prompt.suggestions(argument, value, context))
+        .unwrap_or_default();
+    suggestions.truncate(MAX_SUGGESTIONS);
+    suggestions
+}
+
+/// Exports a plugin's tools and prompts: the one line that turns a crate into a Wharf plugin.
 ///
 /// Give it a function (or any expression callable with no arguments) returning the
 /// plugin's [`Toolbox`](crate::Toolbox). Use it once, in the crate root of a `cdylib`
@@ -65,6 +106,38 @@ macro_rules! export_plugin {
                 > {
                     let toolbox: $crate::Toolbox = ($toolbox)();
                     $crate::__private::call_tool(&toolbox, &name, &arguments)
+                }
+            }
+
+            impl $crate::bindings::exports::wharf::plugin::prompts::Guest for WharfPlugin {
+                fn list_prompts()
+                -> ::std::vec::Vec<$crate::bindings::exports::wharf::plugin::prompts::Prompt>
+                {
+                    let toolbox: $crate::Toolbox = ($toolbox)();
+                    $crate::__private::list_prompts(&toolbox)
+                }
+
+                fn get_prompt(
+                    name: ::std::string::String,
+                    arguments: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
+                ) -> ::core::result::Result<
+                    $crate::bindings::exports::wharf::plugin::prompts::PromptResult,
+                    $crate::bindings::exports::wharf::plugin::prompts::PromptError,
+                > {
+                    let toolbox: $crate::Toolbox = ($toolbox)();
+                    $crate::__private::get_prompt(&toolbox, &name, &arguments)
+                }
+
+                fn complete_argument(
+                    name: ::std::string::String,
+                    argument: ::std::string::String,
+                    value: ::std::string::String,
+                    context: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
+                ) -> ::std::vec::Vec<::std::string::String> {
+                    let toolbox: $crate::Toolbox = ($toolbox)();
+                    $crate::__private::complete_argument(
+                        &toolbox, &name, &argument, &value, &context,
+                    )
                 }
             }
 

@@ -1,7 +1,8 @@
 //! Write Wharf tool plugins in ordinary Rust.
 //!
 //! A Wharf plugin is a WebAssembly component exporting the `wharf:plugin/tools`
-//! interface (world `tool-plugin` in `wit/plugin.wit`). With this crate a plugin is a
+//! interface, and here also `wharf:plugin/prompts` (world `plugin` in
+//! `wit/plugin.wit`). With this crate a plugin is a
 //! `cdylib` with a function that returns a [`Toolbox`] and one [`export_plugin!`] line;
 //! `cargo build --target wasm32-wasip2 --release` then produces the component.
 //!
@@ -86,6 +87,9 @@
 //! - [`ToolOutput`] is what a tool returns: text, images, audio, resource links,
 //!   structured content and the is-error flag.
 //! - [`ToolError`] is why a call did not produce an ordinary result.
+//! - [`Prompt`] is a message template with [`PromptArgument`]s, rendered into a
+//!   [`PromptOutput`], with optional argument completion; add prompts to the toolbox
+//!   with [`Toolbox::prompt`].
 //! - [`host`] calls back into Wharf: log, progress, cancellation, configuration.
 //! - [`bindings`] holds the raw wit-bindgen bindings, should you need them.
 //!
@@ -100,6 +104,7 @@ mod error;
 mod export;
 pub mod host;
 mod output;
+mod prompt;
 mod schema;
 mod tool;
 mod toolbox;
@@ -108,10 +113,11 @@ pub use error::ToolError;
 pub use output::{
     BinaryContent, Content, EmbeddedResource, ResourceBody, ResourceLink, ToolOutput,
 };
+pub use prompt::{Prompt, PromptArgument, PromptArguments, PromptError, PromptOutput, Role};
 pub use tool::Tool;
 pub use toolbox::Toolbox;
 
-/// The bindings wit-bindgen generates for the world `wharf:plugin/tool-plugin`.
+/// The bindings wit-bindgen generates for the world `wharf:plugin/plugin`.
 ///
 /// [`export_plugin!`] and [`host`] cover what a plugin needs; these are here for the
 /// macro and for anyone who wants the raw interface.
@@ -119,7 +125,7 @@ pub use toolbox::Toolbox;
 pub mod bindings {
     wit_bindgen::generate!({
         path: "../wit",
-        world: "tool-plugin",
+        world: "plugin",
         pub_export_macro: true,
         default_bindings_module: "wharf_sdk::bindings",
         additional_derives: [PartialEq],
@@ -129,5 +135,5 @@ pub mod bindings {
 /// What [`export_plugin!`] expands to needs; not part of the API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::export::{call_tool, list_tools};
+    pub use crate::export::{call_tool, complete_argument, get_prompt, list_prompts, list_tools};
 }

@@ -1,10 +1,11 @@
-//! The set of tools a plugin offers, and dispatch of a call to one of them.
+//! The tools and prompts a plugin offers, and dispatch to one of them.
 
 use crate::error::ToolError;
 use crate::output::ToolOutput;
+use crate::prompt::{Prompt, PromptError, PromptOutput};
 use crate::tool::Tool;
 
-/// The tools of a plugin, in the order clients see them.
+/// The tools and prompts of a plugin, in the order clients see them.
 ///
 /// A plugin builds its toolbox in a plain function handed to
 /// [`export_plugin!`](crate::export_plugin). Wharf runs every call in a fresh
@@ -13,6 +14,7 @@ use crate::tool::Tool;
 #[derive(Debug, Default)]
 pub struct Toolbox {
     tools: Vec<Tool>,
+    prompts: Vec<Prompt>,
 }
 
 impl Toolbox {
@@ -52,6 +54,42 @@ impl Toolbox {
         self.get(name)
             .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))?
             .call(arguments)
+    }
+
+    /// Adds `prompt` after those already there.
+    ///
+    /// # Panics
+    ///
+    /// If the toolbox already has a prompt of the same name.
+    pub fn prompt(mut self, prompt: Prompt) -> Self {
+        assert!(
+            self.get_prompt(prompt.name()).is_none(),
+            "two prompts are called `{}`",
+            prompt.name()
+        );
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// The prompts, in order.
+    pub fn prompts(&self) -> &[Prompt] {
+        &self.prompts
+    }
+
+    /// The prompt called `name`, if any.
+    pub fn get_prompt(&self, name: &str) -> Option<&Prompt> {
+        self.prompts.iter().find(|prompt| prompt.name() == name)
+    }
+
+    /// Renders the prompt `name` with `arguments`, as Wharf does.
+    pub fn render(
+        &self,
+        name: &str,
+        arguments: &[(String, String)],
+    ) -> Result<PromptOutput, PromptError> {
+        self.get_prompt(name)
+            .ok_or_else(|| PromptError::UnknownPrompt(name.to_owned()))?
+            .render(arguments)
     }
 }
 

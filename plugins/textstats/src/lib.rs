@@ -2,14 +2,17 @@
 //!
 //! It shows arguments with defaults and bounds (`#[serde(default)]` and
 //! `#[schemars(range(..))]` appear in the input schema as `default`, `minimum` and
-//! `maximum`), a check the schema states but serde does not enforce, and a nested
-//! structured result.
+//! `maximum`), a check the schema states but serde does not enforce, a nested
+//! structured result, and a prompt (`summarize`) whose arguments clients can
+//! complete.
 
 mod stats;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use wharf_sdk::{Tool, ToolError, Toolbox};
+use wharf_sdk::{
+    Prompt, PromptArgument, PromptArguments, PromptError, PromptOutput, Tool, ToolError, Toolbox,
+};
 
 use crate::stats::{Options, TextStats};
 
@@ -63,18 +66,76 @@ fn analyze(args: AnalyzeArgs) -> Result<TextStats, ToolError> {
     Ok(stats::analyze(&args.text, options))
 }
 
+/// The lengths `summarize` accepts, each with what it asks for.
+const LENGTHS: [(&str, &str); 3] = [
+    ("short", "in one sentence"),
+    ("medium", "in one paragraph of three to five sentences"),
+    ("long", "in several paragraphs, keeping every main point"),
+];
+
+/// The audiences `summarize` suggests (any other is accepted too).
+const AUDIENCES: [&str; 4] = ["children", "executives", "experts", "general readers"];
+
+fn summarize(args: &PromptArguments) -> Result<PromptOutput, PromptError> {
+    let text = args.require("text")?;
+    let length = args.get("length").unwrap_or("medium");
+    let Some((_, how)) = LENGTHS.iter().find(|(name, _)| *name == length) else {
+        return Err(PromptError::InvalidArguments(format!(
+            "`length` must be short, medium or long, not `{length}`"
+        )));
+    };
+    let audience = args.get("audience").unwrap_or("general readers");
+    let words = text.split_whitespace().count();
+    Ok(PromptOutput::new()
+        .description(format!("Summarize {words} words {how}, for {audience}"))
+        .user(format!(
+            "Summarize the following text {how}, for {audience}. Keep its facts; add none.\n\n{text}"
+        )))
+}
+
+/// Suggestions for the `length` and `audience` arguments of `summarize`.
+fn complete_summarize(argument: &str, value: &str, _: &PromptArguments) -> Vec<String> {
+    let value = value.to_lowercase();
+    let names: Vec<&str> = match argument {
+        "length" => LENGTHS.iter().map(|(name, _)| *name).collect(),
+        "audience" => AUDIENCES.to_vec(),
+        _ => Vec::new(),
+    };
+    names
+        .into_iter()
+        .filter(|name| name.starts_with(&value))
+        .map(String::from)
+        .collect()
+}
+
 fn toolbox() -> Toolbox {
-    Toolbox::new().with(
-        Tool::structured("analyze", analyze)
-            .title("Analyze text")
-            .description(
-                "Counts the characters, words, lines and sentences of a text, lists its \
-                 most frequent words and estimates its reading time (200 words per minute).",
-            )
-            .read_only()
-            .idempotent()
-            .open_world(false),
-    )
+    Toolbox::new()
+        .with(
+            Tool::structured("analyze", analyze)
+                .title("Analyze text")
+                .description(
+                    "Counts the characters, words, lines and sentences of a text, lists its \
+                     most frequent words and estimates its reading time (200 words per minute).",
+                )
+                .read_only()
+                .idempotent()
+                .open_world(false),
+        )
+        .prompt(
+            Prompt::new("summarize", summarize)
+                .title("Summarize text")
+                .description("Asks the model to summarize a text at a chosen length.")
+                .argument(PromptArgument::required("text").description("The text to summarize."))
+                .argument(
+                    PromptArgument::optional("length")
+                        .description("short, medium (the default) or long."),
+                )
+                .argument(
+                    PromptArgument::optional("audience")
+                        .description("Who the summary is for (default: general readers)."),
+                )
+                .complete(complete_summarize),
+        )
 }
 
 wharf_sdk::export_plugin!(toolbox);
@@ -84,6 +145,40 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn summarize_renders_and_completes() {
+        let output = toolbox()
+            .render(
+                "summarize",
+                &[
+                    ("text".into(), "One two three.".into()),
+                    ("length".into(), "short".into()),
+                ],
+            )
+            .unwrap();
+        assert_eq!(output.messages().len(), 1);
+        assert_eq!(
+            toolbox().render(
+                "summarize",
+                &[
+                    ("text".into(), "x".into()),
+                    ("length".into(), "huge".into())
+                ]
+            ),
+            Err(PromptError::InvalidArguments(
+                "`length` must be short, medium or long, not `huge`".into()
+            ))
+        );
+        let prompt = toolbox();
+        let prompt = prompt.get_prompt("summarize").unwrap();
+        assert_eq!(prompt.suggestions("length", "S", &[]), ["short"]);
+        assert_eq!(
+            prompt.suggestions("audience", "e", &[]),
+            ["executives", "experts"]
+        );
+        assert!(prompt.suggestions("text", "", &[]).is_empty());
+    }
 
     #[test]
     fn analyzes_with_defaults() {

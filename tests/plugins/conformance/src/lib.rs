@@ -8,7 +8,9 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use wharf_sdk::{Tool, ToolError, ToolOutput, Toolbox, host};
+use wharf_sdk::{
+    Prompt, PromptArgument, PromptOutput, Role, Tool, ToolError, ToolOutput, Toolbox, host,
+};
 
 /// A 1x1 PNG.
 const PNG: [u8; 70] = [
@@ -161,6 +163,54 @@ fn toolbox() -> Toolbox {
             .description(
                 "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
             ),
+        )
+        .prompt(
+            Prompt::new("test_simple_prompt", |_| {
+                Ok(PromptOutput::new().user("This is a simple prompt for testing."))
+            })
+            .title("Simple Test Prompt")
+            .description("A simple prompt without arguments"),
+        )
+        .prompt(
+            Prompt::new("test_prompt_with_arguments", |args| {
+                Ok(PromptOutput::new().user(format!(
+                    "Prompt with arguments: arg1='{}', arg2='{}'",
+                    args.require("arg1")?,
+                    args.require("arg2")?
+                )))
+            })
+            .title("Prompt With Arguments")
+            .description("A prompt with required arguments")
+            .argument(PromptArgument::required("arg1").description("First test argument"))
+            .argument(PromptArgument::required("arg2").description("Second test argument")),
+        )
+        .prompt(
+            Prompt::new("test_prompt_with_embedded_resource", |args| {
+                Ok(PromptOutput::new()
+                    .message(
+                        Role::User,
+                        ToolOutput::embedded_text(
+                            args.require("resourceUri")?,
+                            "text/plain",
+                            "Embedded resource content for testing.",
+                        ),
+                    )
+                    .user("Please process the embedded resource above."))
+            })
+            .title("Prompt With Embedded Resource")
+            .description("A prompt that includes an embedded resource")
+            .argument(
+                PromptArgument::required("resourceUri").description("URI of the resource to embed"),
+            ),
+        )
+        .prompt(
+            Prompt::new("test_prompt_with_image", |_| {
+                Ok(PromptOutput::new()
+                    .message(Role::User, ToolOutput::image_content(PNG, "image/png"))
+                    .user("Please analyze the image above."))
+            })
+            .title("Prompt With Image")
+            .description("A prompt that includes image content"),
         )
 }
 
