@@ -12,6 +12,7 @@ mod http_ops;
 mod legacy;
 mod limits;
 mod modern;
+mod plain;
 mod protocol_errors;
 mod reload;
 mod sandbox;
