@@ -324,6 +324,25 @@ fn calls_of_every_shape() {
 }
 
 #[test]
+fn plain_calls_get_the_same_limits() {
+    let mut wharf = Wharf::start(&["shapes"], &["--fuel", "1"]);
+    let result = call(&mut wharf, 2, "shapes_kinds.sum", json!({"xs": [1, 2]}));
+    assert_eq!(
+        first_text(&result),
+        "Tool `shapes_kinds.sum` failed: the plugin used up its fuel limit of 1 units and was stopped"
+    );
+    assert_eq!(result["isError"], true);
+
+    let limited = plugin_file("shapes");
+    let out = wharf_cmd(&["call", limited.to_str().unwrap(), "ping", "--fuel", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "Tool `shapes_ping` failed: the plugin used up its fuel limit of 1 units and was stopped\n"
+    );
+}
+
+#[test]
 fn result_err_is_a_tool_error() {
     let mut wharf = Wharf::start(&["shapes"], &[]);
     let result = call(
