@@ -13,9 +13,9 @@ use wharf::docs;
 use wharf::http::{BearerToken, HttpOptions, OriginPolicy};
 use wharf::loader::{AllSettled, PluginFolder};
 use wharf::metrics::Metrics;
-use wharf::oneshot::{CallResult, Single};
+use wharf::oneshot::{CallResult, Single, content_text};
 use wharf::registry::Registry;
-use wharf::runtime::{CallLimits, Ceilings, CompiledCache, ContentItem, Runtime, RuntimeOptions};
+use wharf::runtime::{CallLimits, Ceilings, CompiledCache, Runtime, RuntimeOptions};
 use wharf::server::{SUPPORTED_VERSIONS, ServerOptions, WharfServer};
 use wharf::stdio::{DEFAULT_MAX_LINE_BYTES, LineTransport};
 use wharf::watcher::FolderWatch;
@@ -422,20 +422,7 @@ async fn call(args: CallArgs) -> anyhow::Result<bool> {
             Ok(true)
         }
         CallResult::Output(output) => {
-            let mut text = String::new();
-            for item in &output.content {
-                match item {
-                    ContentItem::Text(t) => text.push_str(t),
-                    ContentItem::Image { mime_type, data }
-                    | ContentItem::Audio { mime_type, data } => {
-                        text.push_str(&format!("[{mime_type}, {} bytes]", data.len()))
-                    }
-                    ContentItem::ResourceLink { uri, .. } => {
-                        text.push_str(&format!("[link {uri}]"))
-                    }
-                }
-                text.push('\n');
-            }
+            let text = content_text(&output);
             if output.is_error {
                 eprint!("{text}");
                 return Ok(true);

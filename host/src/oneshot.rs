@@ -13,7 +13,9 @@ use crate::loader::FileError;
 use crate::manifest;
 use crate::naming;
 use crate::registry::ToolSet;
-use crate::runtime::{CallContext, CallFailure, CallOutput, Plugin, PluginKind, Runtime};
+use crate::runtime::{
+    CallContext, CallFailure, CallOutput, ContentItem, Plugin, PluginKind, Runtime,
+};
 
 /// Why a single component could not be inspected or called.
 #[derive(Debug, thiserror::Error)]
@@ -173,6 +175,23 @@ pub enum CallResult {
     Output(CallOutput),
     /// The call failed before or while running; the message a client would see.
     Failed(String),
+}
+
+/// The content of a result as lines of text: text items as they are, other
+/// items as a short placeholder.
+pub fn content_text(output: &CallOutput) -> String {
+    let mut text = String::new();
+    for item in &output.content {
+        match item {
+            ContentItem::Text(t) => text.push_str(t),
+            ContentItem::Image { mime_type, data } | ContentItem::Audio { mime_type, data } => {
+                text.push_str(&format!("[{mime_type}, {} bytes]", data.len()))
+            }
+            ContentItem::ResourceLink { uri, .. } => text.push_str(&format!("[link {uri}]")),
+        }
+        text.push('\n');
+    }
+    text
 }
 
 /// A component as `wharf inspect` describes it.

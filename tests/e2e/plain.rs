@@ -599,3 +599,21 @@ fn call_runs_one_tool() {
             .contains("the plugin `shapes` has no tool `nope`; it has: shapes_greet, "),
     );
 }
+
+#[test]
+fn a_component_without_usable_functions_does_not_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.wasm");
+    // `(component)`: the component header and nothing else.
+    std::fs::write(&empty, b"\0asm\x0d\x00\x01\x00").unwrap();
+    let out = wharf_cmd(&["inspect", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!(
+            "{}: it exports neither `wharf:plugin/tools` nor any function usable as a tool",
+            empty.display()
+        )),
+        "{stderr}"
+    );
+}
