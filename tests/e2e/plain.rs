@@ -415,6 +415,16 @@ fn invalid_arguments_are_refused_with_exact_errors() {
             json!({"c": "ab"}),
             r#"at /c: "ab" is longer than 1 character"#,
         ),
+        (
+            "shapes_kinds.area",
+            json!({"s": {"circle": "x"}}),
+            r#"at /s: {"circle":"x"} is not valid under any of the schemas listed in the 'oneOf' keyword (closest alternative: at /s/circle: "x" is not of type "number")"#,
+        ),
+        (
+            "shapes_kinds.area",
+            json!({"s": "circle"}),
+            r#"at /s: "circle" is not valid under any of the schemas listed in the 'oneOf' keyword"#,
+        ),
     ];
     for (i, (tool, arguments, expected)) in cases.into_iter().enumerate() {
         let result = call(&mut wharf, 10 + i as i64, tool, arguments);
