@@ -1,12 +1,19 @@
-//! WIT doc comments carried inside a component, in its `package-docs` custom
-//! section.
+//! WIT doc comments carried inside a component, in custom sections.
 //!
 //! No component toolchain keeps WIT doc comments (wit-bindgen, `wasm-tools
 //! component new`, jco, componentize-py all drop them), so a plain component's
 //! tool descriptions need a carrier: the `package-docs` section that
 //! wit-component's own decoder reads (one version byte, then JSON with `worlds`
-//! and `interfaces`). [`section_from_wit`] builds it from a WIT folder (what
-//! `wharf embed-docs` writes) and [`PackageDocs`] reads it back at load time.
+//! and `interfaces`).
+//!
+//! That decoder is strict: it applies the section to the component's decoded
+//! package (`root:component`, world `root`) and refuses the whole component if
+//! the section names anything that package lacks, and an exported interface
+//! such as `ns:pkg/iface` always lies in a package of its own. So [`embed`]
+//! writes two sections: `package-docs` with only what the decoder accepts
+//! (checked by decoding), and `wharf-package-docs`, the same format with
+//! everything the WIT folder documents (interfaces by their short names).
+//! [`PackageDocs`] reads the latter when present, else the former.
 
 use std::ops::Range;
 use std::path::Path;
@@ -15,6 +22,8 @@ use serde_json::{Map, Value};
 
 /// The custom section's name, as defined by the component-model tooling.
 pub const SECTION_NAME: &str = "package-docs";
+/// Wharf's section: `package-docs`' format, with docs the standard one cannot hold.
+pub const FULL_SECTION_NAME: &str = "wharf-package-docs";
 /// The format version this host writes (it reads 0 and 1).
 const SECTION_VERSION: u8 = 1;
 /// The world key wit-component's decoder gives a component's own world.
@@ -61,17 +70,21 @@ impl TypeDocs {
 }
 
 impl PackageDocs {
-    /// The docs in `component`'s top-level `package-docs` section; `None` if it
-    /// has none.
+    /// The docs in `component`'s top-level `wharf-package-docs` section, else
+    /// its `package-docs` section; `None` if it has neither.
     pub fn from_component(component: &[u8]) -> Result<Option<Self>, DocsError> {
-        let Some((_, payload)) = custom_sections(component)?
-            .into_iter()
-            .rev()
-            .find(|(name, _)| name == SECTION_NAME)
-        else {
-            return Ok(None);
+        let sections = custom_sections(component)?;
+        let find = |wanted: &str| {
+            sections
+                .iter()
+                .rev()
+                .find(|(name, _)| name == wanted)
+                .map(|(_, range)| range.clone())
         };
-        Self::decode(&component[payload]).map(Some)
+        match find(FULL_SECTION_NAME).or_else(|| find(SECTION_NAME)) {
+            Some(payload) => Self::decode(&component[payload]).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// Parses the section's payload (a version byte, then JSON).
@@ -250,33 +263,108 @@ fn write_leb128(out: &mut Vec<u8>, mut value: usize) {
     }
 }
 
-/// `component` with its `package-docs` sections replaced by one holding `payload`
-/// (appended at the end, where custom sections may go).
-pub fn with_docs_section(component: &[u8], payload: &[u8]) -> Result<Vec<u8>, DocsError> {
+/// `component` with its custom sections called `name` removed and, if `payload`
+/// is given, one holding it appended (custom sections may go anywhere).
+pub fn with_section(
+    component: &[u8],
+    name: &str,
+    payload: Option<&[u8]>,
+) -> Result<Vec<u8>, DocsError> {
     let sections = custom_sections(component)?;
-    let mut out = Vec::with_capacity(component.len() + payload.len() + 32);
+    let mut out = Vec::with_capacity(component.len() + payload.map_or(0, <[u8]>::len) + 32);
     out.extend_from_slice(&component[..8]);
     let mut at = 8;
     while at < component.len() {
         let (size, body) = leb128(component, at + 1)?;
         let end = body + size;
-        let is_docs = component[at] == 0
+        let drop = component[at] == 0
             && sections
                 .iter()
-                .any(|(name, range)| name == SECTION_NAME && range.end == end);
-        if !is_docs {
+                .any(|(section, range)| section == name && range.end == end);
+        if !drop {
             out.extend_from_slice(&component[at..end]);
         }
         at = end;
     }
-    let mut body = Vec::with_capacity(payload.len() + 16);
-    write_leb128(&mut body, SECTION_NAME.len());
-    body.extend_from_slice(SECTION_NAME.as_bytes());
-    body.extend_from_slice(payload);
-    out.push(0);
-    write_leb128(&mut out, body.len());
-    out.extend_from_slice(&body);
+    if let Some(payload) = payload {
+        let mut body = Vec::with_capacity(payload.len() + name.len() + 8);
+        write_leb128(&mut body, name.len());
+        body.extend_from_slice(name.as_bytes());
+        body.extend_from_slice(payload);
+        out.push(0);
+        write_leb128(&mut out, body.len());
+        out.extend_from_slice(&body);
+    }
     Ok(out)
+}
+
+/// `component` with the doc comments of the WIT package in `dir` (and its
+/// `world`, the only one when `None`): a `wharf-package-docs` section with all of
+/// them and a `package-docs` section with what wit-component's decoder accepts
+/// (none at all if it accepts nothing, so that tools reading the component keep
+/// working).
+pub fn embed(component: &[u8], dir: &Path, world: Option<&str>) -> Result<Vec<u8>, DocsError> {
+    let full = section_from_wit(dir, world)?;
+    let out = with_section(component, FULL_SECTION_NAME, Some(&full))?;
+    let out = with_section(&out, SECTION_NAME, None)?;
+    let standard = standard_section(&out, &full);
+    if standard.is_none() {
+        tracing::warn!(
+            "wit-component cannot decode this component, so it gets no package-docs \
+             section (Wharf reads wharf-package-docs)"
+        );
+    }
+    with_section(&out, SECTION_NAME, standard.as_deref())
+}
+
+/// The part of `full` that wit-component's decoder can apply to `component`
+/// (which has no `package-docs` section): the world's docs, its exported
+/// functions and types, and its kebab-named interfaces, as far as the decoded
+/// component has them. Checked by applying it as the decoder does.
+fn standard_section(component: &[u8], full: &[u8]) -> Option<Vec<u8>> {
+    use wit_parser::decoding::{DecodedWasm, decode};
+    use wit_parser::{WorldItem, WorldKey};
+
+    let DecodedWasm::Component(resolve, world_id) = decode(component).ok()? else {
+        return None;
+    };
+    let world = &resolve.worlds[world_id];
+    let package = world.package?;
+    let full: Value = serde_json::from_slice(full.get(1..)?).ok()?;
+    let source = full.get("worlds")?.get(DECODED_WORLD)?.as_object()?;
+    let keep = |key: &str, exists: &dyn Fn(&WorldKey) -> bool| -> Option<(String, Value)> {
+        let kept: Map<String, Value> = source
+            .get(key)?
+            .as_object()?
+            .iter()
+            .filter(|(name, _)| exists(&WorldKey::Name(name.to_string())))
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        (!kept.is_empty()).then(|| (key.to_string(), Value::Object(kept)))
+    };
+    let function = |k: &WorldKey| matches!(world.exports.get(k), Some(WorldItem::Function(_)));
+    let ty = |k: &WorldKey| matches!(world.imports.get(k), Some(WorldItem::Type { .. }));
+    let interface =
+        |k: &WorldKey| matches!(world.exports.get(k), Some(WorldItem::Interface { .. }));
+    let mut root: Map<String, Value> = source
+        .get("docs")
+        .map(|docs| ("docs".to_string(), docs.clone()))
+        .into_iter()
+        .collect();
+    root.extend(keep("func_exports", &function));
+    let minimal = root.clone();
+    root.extend(keep("types", &ty));
+    root.extend(keep("interface_exports", &interface));
+
+    let applies = |world_docs: &Map<String, Value>| -> Option<Vec<u8>> {
+        let mut payload = vec![SECTION_VERSION];
+        let json = serde_json::json!({"worlds": {DECODED_WORLD: world_docs}});
+        payload.extend_from_slice(json.to_string().as_bytes());
+        let metadata = wit_parser::PackageMetadata::decode(&payload).ok()?;
+        metadata.inject(&mut resolve.clone(), package).ok()?;
+        Some(payload)
+    };
+    applies(&root).or_else(|| applies(&minimal))
 }
 
 /// The `package-docs` payload for the WIT package in `dir`: the doc comments of
@@ -333,13 +421,30 @@ mod tests {
 
     #[test]
     fn sections_round_trip_and_replace() {
-        let first = with_docs_section(EMPTY_COMPONENT, &payload(json!({"docs": "one"}))).unwrap();
-        let second = with_docs_section(&first, &payload(json!({"docs": "two"}))).unwrap();
+        let first = with_section(
+            EMPTY_COMPONENT,
+            SECTION_NAME,
+            Some(&payload(json!({"docs": "one"}))),
+        )
+        .unwrap();
+        let second =
+            with_section(&first, SECTION_NAME, Some(&payload(json!({"docs": "two"})))).unwrap();
         let sections = custom_sections(&second).unwrap();
         assert_eq!(sections.len(), 1, "the old section is replaced");
         let docs = PackageDocs::from_component(&second).unwrap().unwrap();
         assert_eq!(docs.json["docs"], "two");
         assert_eq!(PackageDocs::from_component(EMPTY_COMPONENT).unwrap(), None);
+        // Wharf's own section wins over the standard one.
+        let both = with_section(
+            &second,
+            FULL_SECTION_NAME,
+            Some(&payload(json!({"docs": "full"}))),
+        )
+        .unwrap();
+        let docs = PackageDocs::from_component(&both).unwrap().unwrap();
+        assert_eq!(docs.json["docs"], "full");
+        let removed = with_section(&both, SECTION_NAME, None).unwrap();
+        assert_eq!(custom_sections(&removed).unwrap().len(), 1);
     }
 
     #[test]

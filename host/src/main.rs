@@ -437,21 +437,16 @@ async fn call(args: CallArgs) -> anyhow::Result<bool> {
 }
 
 fn embed_docs(args: EmbedDocsArgs) -> anyhow::Result<()> {
-    let section = docs::section_from_wit(&args.wit, args.world.as_deref())?;
     let component =
         std::fs::read(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
-    let out = docs::with_docs_section(&component, &section)
-        .with_context(|| format!("reading {}", args.input.display()))?;
+    let out = docs::embed(&component, &args.wit, args.world.as_deref())
+        .with_context(|| format!("embedding the docs of {}", args.wit.display()))?;
     // Write beside the target and rename, so a watcher never sees half a file.
     let tmp = args.output.with_extension("wasm.tmp");
     std::fs::write(&tmp, &out).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, &args.output)
         .with_context(|| format!("writing {}", args.output.display()))?;
-    tracing::info!(
-        component = %args.output.display(),
-        bytes = section.len(),
-        "package-docs section written"
-    );
+    tracing::info!(component = %args.output.display(), "doc sections written");
     Ok(())
 }
 

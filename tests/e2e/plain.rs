@@ -627,3 +627,31 @@ fn a_component_without_usable_functions_does_not_load() {
         "{stderr}"
     );
 }
+
+/// The embedded docs must not break tools that decode components (wasm-tools,
+/// jco): wit-component's decoder applies `package-docs` strictly.
+#[test]
+fn embedded_docs_keep_components_decodable() {
+    use wit_parser::decoding::{DecodedWasm, decode};
+    use wit_parser::{WorldItem, WorldKey};
+
+    for (plugin, function, docs) in [
+        ("shapes", "greet", "Greets someone by name."),
+        (
+            "units",
+            "units",
+            "The units Wharf's converter knows, optionally only those of one dimension.",
+        ),
+    ] {
+        let bytes = std::fs::read(plugin_file(plugin)).unwrap();
+        let decoded = decode(&bytes).unwrap_or_else(|e| panic!("{plugin}: {e:#}"));
+        let DecodedWasm::Component(resolve, world) = decoded else {
+            panic!("{plugin} is not a component");
+        };
+        let key = WorldKey::Name(function.into());
+        let Some(WorldItem::Function(f)) = resolve.worlds[world].exports.get(&key) else {
+            panic!("{plugin} exports no {function}");
+        };
+        assert_eq!(f.docs.contents.as_deref(), Some(docs), "{plugin}");
+    }
+}
