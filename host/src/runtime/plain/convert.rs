@@ -403,7 +403,9 @@ pub fn to_json(ty: &WitType, val: &Val) -> Result<Value, ConvertError> {
         (WitType::U32, Val::U32(i)) => (*i).into(),
         (WitType::S64, Val::S64(i)) => (*i).into(),
         (WitType::U64, Val::U64(i)) => (*i).into(),
-        (WitType::F32, Val::Float32(f)) => float(f64::from(*f)),
+        // Through the shortest decimal form: 0.1f32 comes back as 0.1, not as
+        // 0.10000000149011612.
+        (WitType::F32, Val::Float32(f)) => float(f.to_string().parse().unwrap_or(f64::NAN)),
         (WitType::F64, Val::Float64(f)) => float(*f),
         (WitType::Char, Val::Char(c)) => Value::String(c.to_string()),
         (WitType::String, Val::String(s)) => Value::String(s.clone()),

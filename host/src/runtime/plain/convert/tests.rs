@@ -72,6 +72,8 @@ fn values_round_trip() {
     round_trip(&WitType::S64, json!(i64::MIN), json!(i64::MIN));
     round_trip(&WitType::S8, json!(-3.0), json!(-3));
     round_trip(&WitType::F32, json!(1.5), json!(1.5));
+    round_trip(&WitType::F32, json!(0.1), json!(0.1));
+    round_trip(&WitType::F32, json!(1e39), json!(null));
     round_trip(&WitType::F64, json!(2), json!(2.0));
     round_trip(&WitType::Char, json!("é"), json!("é"));
     round_trip(&WitType::String, json!("hi"), json!("hi"));
