@@ -325,20 +325,34 @@ fn calls_of_every_shape() {
 
 #[test]
 fn plain_calls_get_the_same_limits() {
-    let mut wharf = Wharf::start(&["shapes"], &["--fuel", "1"]);
-    let result = call(&mut wharf, 2, "shapes_kinds.sum", json!({"xs": [1, 2]}));
+    // Enough fuel to start an instance, not to add up 20000 numbers.
+    let mut wharf = Wharf::start(&["shapes"], &["--fuel", "20000"]);
+    let result = call(
+        &mut wharf,
+        2,
+        "shapes_kinds.sum",
+        json!({"xs": vec![1; 20_000]}),
+    );
     assert_eq!(
         first_text(&result),
-        "Tool `shapes_kinds.sum` failed: the plugin used up its fuel limit of 1 units and was stopped"
+        "Tool `shapes_kinds.sum` failed: the plugin used up its fuel limit of 20000 units and was stopped"
     );
     assert_eq!(result["isError"], true);
-
-    let limited = plugin_file("shapes");
-    let out = wharf_cmd(&["call", limited.to_str().unwrap(), "ping", "--fuel", "1"]);
-    assert_eq!(out.status.code(), Some(1));
     assert_eq!(
-        String::from_utf8(out.stderr).unwrap(),
-        "Tool `shapes_ping` failed: the plugin used up its fuel limit of 1 units and was stopped\n"
+        ok_call(&mut wharf, 3, "shapes_kinds.sum", json!({"xs": [1, 2]})).1,
+        json!({"result": 3})
+    );
+
+    // Too little to start at all: refused when loading, like any plugin.
+    let shapes = plugin_file("shapes");
+    let out = wharf_cmd(&["call", shapes.to_str().unwrap(), "ping", "--fuel", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(
+            "starting an instance failed: the plugin used up its fuel limit of 1 units and was stopped"
+        ),
+        "{stderr}"
     );
 }
 

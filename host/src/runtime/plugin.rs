@@ -41,6 +41,8 @@ pub enum LoadError {
     NotAToolPlugin(String),
     #[error("listing its tools failed: {0}")]
     ListTools(CallFailure),
+    #[error("starting an instance failed: {0}")]
+    Start(CallFailure),
     #[error(
         "it exports neither `wharf:plugin/tools` nor any function usable as a tool{}",
         skipped_list(.0)
@@ -196,6 +198,9 @@ impl Runtime {
                 pre: instance_pre,
                 tools: kept,
             });
+            // A component that cannot start (a trap in its initialisation, say)
+            // is refused now rather than failing every call.
+            plugin.start_once().await.map_err(LoadError::Start)?;
             return Ok(plugin);
         }
 
@@ -385,6 +390,22 @@ impl Plugin {
         plain::output(&tool.signature, &results)
     }
 
+    /// Instantiates a plain component once, to see that it starts. Waits for a
+    /// free call slot, as loading does.
+    async fn start_once(&self) -> Result<(), CallFailure> {
+        let _slot: Slot = self.all_calls.take().await;
+        let Exports::Plain(plain) = &self.exports else {
+            return Ok(());
+        };
+        let mut store = self.new_store(CallContext::default())?;
+        let cancel = store.data().call_cancel();
+        let instance = guarded(&cancel, self.limits().timeout, async {
+            plain.pre.instantiate_async(&mut store).await
+        })
+        .await;
+        self.finish(&store, instance).map(|_| ())
+    }
+
     /// Asks a fresh instance for its tool list, with each description parsed.
     /// Waits for a free call slot rather than failing: loading must not depend
     /// on how busy the server is.
@@ -496,3 +517,6 @@ async fn guarded<T>(
         },
     }
 }
+
+#[cfg(test)]
+mod tests;
