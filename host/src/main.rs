@@ -39,7 +39,8 @@ enum Command {
     /// Run one tool of one component once and print its result.
     Call(CallArgs),
     /// Write the doc comments of a WIT folder into a component (its
-    /// `package-docs` section), so Wharf can use them as tool descriptions.
+    /// `package-docs` and `wharf-package-docs` sections), so Wharf can use them as
+    /// tool descriptions.
     EmbedDocs(EmbedDocsArgs),
 }
 
