@@ -4,11 +4,13 @@
 //! [`server`], which reads the [`registry`]'s current tools and runs them through
 //! the [`runtime`]. The [`loader`] turns the plugin folder into plugins.
 
+pub mod docs;
 pub mod http;
 pub mod loader;
 pub mod manifest;
 pub mod metrics;
 pub mod naming;
+pub mod oneshot;
 pub mod registry;
 pub mod runtime;
 pub mod server;

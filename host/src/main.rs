@@ -9,9 +9,11 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
+use wharf::docs;
 use wharf::http::{BearerToken, HttpOptions, OriginPolicy};
 use wharf::loader::{AllSettled, PluginFolder};
 use wharf::metrics::Metrics;
+use wharf::oneshot::{CallResult, Single, content_text};
 use wharf::registry::Registry;
 use wharf::runtime::{CallLimits, Ceilings, CompiledCache, Runtime, RuntimeOptions};
 use wharf::server::{SUPPORTED_VERSIONS, ServerOptions, WharfServer};
@@ -31,22 +33,67 @@ enum Command {
     /// Load every component in a folder and serve its tools over MCP (stdio, or
     /// Streamable HTTP with `--http`).
     Serve(ServeArgs),
+    /// Describe one component without serving it: its kind, tools with their
+    /// schemas, skipped functions, and the permissions it imports and is granted.
+    Inspect(InspectArgs),
+    /// Run one tool of one component once and print its result.
+    Call(CallArgs),
+    /// Write the doc comments of a WIT folder into a component (its
+    /// `package-docs` and `wharf-package-docs` sections), so Wharf can use them as
+    /// tool descriptions.
+    EmbedDocs(EmbedDocsArgs),
 }
 
 #[derive(Args)]
-struct ServeArgs {
-    /// Folder of plugin components (`*.wasm`).
-    #[arg(long, env = "WHARF_PLUGINS")]
-    plugins: PathBuf,
+struct InspectArgs {
+    /// The component (`.wasm`).
+    file: PathBuf,
+    /// The manifest to apply [default: `NAME.toml` beside the component].
+    #[arg(long)]
+    manifest: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    cache: CacheArgs,
+}
 
-    /// Most tools returned in one `tools/list` page.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
-    page_size: u32,
+#[derive(Args)]
+struct CallArgs {
+    /// The component (`.wasm`).
+    file: PathBuf,
+    /// The tool, with or without the `<plugin>_` prefix.
+    tool: String,
+    /// The arguments, a JSON object.
+    #[arg(long, default_value = "{}")]
+    args: String,
+    /// The manifest to apply [default: `NAME.toml` beside the component].
+    #[arg(long)]
+    manifest: Option<PathBuf>,
+    #[command(flatten)]
+    limits: LimitArgs,
+    #[command(flatten)]
+    cache: CacheArgs,
+}
 
-    /// How long clients may cache list results, in milliseconds (`ttlMs`).
-    #[arg(long, default_value_t = 10_000)]
-    list_ttl_ms: u64,
+#[derive(Args)]
+struct EmbedDocsArgs {
+    /// The WIT folder whose doc comments to embed.
+    #[arg(long)]
+    wit: PathBuf,
+    /// The world the component implements [default: the package's only world].
+    #[arg(long)]
+    world: Option<String>,
+    /// The component to read.
+    input: PathBuf,
+    /// Where to write the component with docs (may be the input itself).
+    #[arg(short, long)]
+    output: PathBuf,
+}
 
+/// The limits of one call (defaults for plugins whose manifest sets none).
+#[derive(Args)]
+struct LimitArgs {
     /// Wall-clock limit of one tool call, in milliseconds (default for plugins
     /// whose manifest sets no `timeout-ms`).
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
@@ -65,6 +112,60 @@ struct ServeArgs {
     /// Largest result of one tool call, in bytes (content plus structured content).
     #[arg(long, default_value_t = 4 << 20, value_parser = clap::value_parser!(u64).range(1..))]
     max_output_bytes: u64,
+}
+
+impl LimitArgs {
+    fn call_limits(&self) -> CallLimits {
+        CallLimits {
+            timeout: Duration::from_millis(self.timeout_ms),
+            memory_bytes: (self.memory_mib as usize) << 20,
+            fuel: self.fuel,
+            max_output_bytes: usize::try_from(self.max_output_bytes).unwrap_or(usize::MAX),
+            ..CallLimits::default()
+        }
+    }
+}
+
+/// Where compiled components are kept.
+#[derive(Args)]
+struct CacheArgs {
+    /// Where compiled components are kept between runs [default: the user cache
+    /// directory, e.g. ~/.cache/wharf].
+    #[arg(long, env = "WHARF_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+
+    /// Compile every component at every start; keep nothing on disk (overrides
+    /// `--cache-dir`).
+    #[arg(long)]
+    no_cache: bool,
+}
+
+impl CacheArgs {
+    fn root(self) -> Option<PathBuf> {
+        match (self.no_cache, self.cache_dir) {
+            (true, _) => None,
+            (false, Some(dir)) => Some(dir),
+            (false, None) => CompiledCache::default_root(),
+        }
+    }
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Folder of plugin components (`*.wasm`).
+    #[arg(long, env = "WHARF_PLUGINS")]
+    plugins: PathBuf,
+
+    /// Most tools returned in one `tools/list` page.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    page_size: u32,
+
+    /// How long clients may cache list results, in milliseconds (`ttlMs`).
+    #[arg(long, default_value_t = 10_000)]
+    list_ttl_ms: u64,
+
+    #[command(flatten)]
+    limits: LimitArgs,
 
     /// Concurrent calls of one plugin; default for plugins whose manifest sets no
     /// `max-concurrent-calls`. A call over the limit is refused.
@@ -92,15 +193,8 @@ struct ServeArgs {
     #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES)]
     max_message_bytes: usize,
 
-    /// Where compiled components are kept between runs [default: the user cache
-    /// directory, e.g. ~/.cache/wharf].
-    #[arg(long, env = "WHARF_CACHE_DIR")]
-    cache_dir: Option<PathBuf>,
-
-    /// Compile every component at every start; keep nothing on disk (overrides
-    /// `--cache-dir`).
-    #[arg(long)]
-    no_cache: bool,
+    #[command(flatten)]
+    cache: CacheArgs,
 
     /// Load the folder once; ignore later changes to it.
     #[arg(long)]
@@ -171,6 +265,13 @@ fn main() -> anyhow::Result<()> {
         .context("starting the async runtime")?;
     match cli.command {
         Command::Serve(args) => runtime.block_on(serve(args)),
+        Command::Inspect(args) => runtime.block_on(inspect(args)),
+        Command::Call(args) => {
+            let failed = runtime.block_on(call(args))?;
+            // Leave at once: the runtime's threads need no orderly shutdown.
+            std::process::exit(i32::from(failed));
+        }
+        Command::EmbedDocs(args) => embed_docs(args),
     }
 }
 
@@ -188,18 +289,10 @@ fn init_logging() {
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let defaults = CallLimits {
-        timeout: Duration::from_millis(args.timeout_ms),
-        memory_bytes: (args.memory_mib as usize) << 20,
-        fuel: args.fuel,
-        max_output_bytes: usize::try_from(args.max_output_bytes).unwrap_or(usize::MAX),
         max_concurrent_calls: args.plugin_concurrency as usize,
-        ..CallLimits::default()
+        ..args.limits.call_limits()
     };
-    let cache_root = match (args.no_cache, args.cache_dir) {
-        (true, _) => None,
-        (false, Some(dir)) => Some(dir),
-        (false, None) => CompiledCache::default_root(),
-    };
+    let cache_root = args.cache.root();
     let ceilings = Ceilings {
         memory_bytes: (args.max_memory_mib as usize) << 20,
         timeout: Duration::from_millis(args.max_timeout_ms),
@@ -251,7 +344,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     .with_metrics(metrics.clone());
 
     if let Some(addr) = args.http.http {
-        let call_timeout = Duration::from_millis(args.timeout_ms);
+        let call_timeout = Duration::from_millis(args.limits.timeout_ms);
         let http = args.http;
         let options = HttpOptions {
             origins: OriginPolicy {
@@ -297,6 +390,70 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .context("starting the MCP service")?;
     let reason = service.waiting().await.context("serving MCP")?;
     tracing::info!(?reason, "stdin closed, exiting");
+    Ok(())
+}
+
+/// A runtime for one component: no instance pool (one call needs none).
+fn single_runtime(limits: CallLimits, cache_root: Option<PathBuf>) -> anyhow::Result<Runtime> {
+    Ok(Runtime::with_options(RuntimeOptions {
+        defaults: limits,
+        max_concurrent_calls: 1,
+        pooling: false,
+        cache_root,
+        ..RuntimeOptions::default()
+    })?)
+}
+
+async fn inspect(args: InspectArgs) -> anyhow::Result<()> {
+    let runtime = single_runtime(CallLimits::default(), args.cache.root())?;
+    let single = Single::load(&runtime, &args.file, args.manifest.as_deref()).await?;
+    let report = single.report();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.to_text());
+    }
+    Ok(())
+}
+
+/// Runs the tool; returns whether the result is an error.
+async fn call(args: CallArgs) -> anyhow::Result<bool> {
+    let arguments: serde_json::Value =
+        serde_json::from_str(&args.args).context("--args is not valid JSON")?;
+    anyhow::ensure!(arguments.is_object(), "--args must be a JSON object");
+    let runtime = single_runtime(args.limits.call_limits(), args.cache.root())?;
+    let single = Single::load(&runtime, &args.file, args.manifest.as_deref()).await?;
+    match single.call(&args.tool, &arguments).await? {
+        CallResult::Failed(message) => {
+            eprintln!("{message}");
+            Ok(true)
+        }
+        CallResult::Output(output) => {
+            let text = content_text(&output);
+            if output.is_error {
+                eprint!("{text}");
+                return Ok(true);
+            }
+            print!("{text}");
+            if let Some(structured) = &output.structured {
+                println!("{}", serde_json::to_string_pretty(structured)?);
+            }
+            Ok(false)
+        }
+    }
+}
+
+fn embed_docs(args: EmbedDocsArgs) -> anyhow::Result<()> {
+    let component =
+        std::fs::read(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
+    let out = docs::embed(&component, &args.wit, args.world.as_deref())
+        .with_context(|| format!("embedding the docs of {}", args.wit.display()))?;
+    // Write beside the target and rename, so a watcher never sees half a file.
+    let tmp = args.output.with_extension("wasm.tmp");
+    std::fs::write(&tmp, &out).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, &args.output)
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    tracing::info!(component = %args.output.display(), "doc sections written");
     Ok(())
 }
 

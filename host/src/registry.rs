@@ -9,6 +9,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
+use jsonschema::ValidationError;
+use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -45,14 +47,7 @@ impl ExposedTool {
         let problems: Vec<String> = self
             .validator
             .iter_errors(arguments)
-            .map(|error| {
-                let path = error.instance_path().to_string();
-                if path.is_empty() {
-                    error.to_string()
-                } else {
-                    format!("at {path}: {error}")
-                }
-            })
+            .map(|error| violation(&error))
             .collect();
         if problems.is_empty() {
             Ok(())
@@ -60,6 +55,57 @@ impl ExposedTool {
             Err(problems.join("; "))
         }
     }
+}
+
+/// One schema violation as text, with the JSON pointer of the offending value.
+///
+/// A failed `oneOf`/`anyOf` (a variant, a result, an option) says only that no
+/// alternative matched; when one alternative got further into the value than
+/// all the others, its own problem is added, so a model sees which field to fix.
+fn violation(error: &ValidationError<'_>) -> String {
+    let path = error.instance_path().to_string();
+    let mut text = if path.is_empty() {
+        error.to_string()
+    } else {
+        format!("at {path}: {error}")
+    };
+    if let ValidationErrorKind::OneOfNotValid { context } | ValidationErrorKind::AnyOf { context } =
+        error.kind()
+        && let Some(hint) = closest_alternative(context, depth(&path))
+    {
+        text.push_str(&format!(" (closest alternative: {hint})"));
+    }
+    text
+}
+
+/// The problems of the one alternative whose errors lie deepest in the value,
+/// if exactly one does and it got past the value the alternatives are about.
+fn closest_alternative(
+    alternatives: &[Vec<ValidationError<'static>>],
+    base: usize,
+) -> Option<String> {
+    let depths: Vec<usize> = alternatives
+        .iter()
+        .map(|errors| {
+            errors
+                .iter()
+                .map(|e| depth(&e.instance_path().to_string()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let deepest = *depths.iter().max()?;
+    if deepest <= base || depths.iter().filter(|d| **d == deepest).count() != 1 {
+        return None;
+    }
+    let index = depths.iter().position(|d| *d == deepest)?;
+    let problems: Vec<String> = alternatives[index].iter().map(violation).collect();
+    Some(problems.join("; "))
+}
+
+/// How many reference tokens a JSON pointer has.
+fn depth(pointer: &str) -> usize {
+    pointer.matches('/').count()
 }
 
 /// One consistent set of plugins and their tools, sorted by exposed name.
@@ -232,5 +278,42 @@ impl Registry {
     /// A receiver that sees a new value each time the tool listing changes.
     pub fn watch_listing(&self) -> watch::Receiver<u64> {
         self.listing.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn problems(schema: Value, value: Value) -> Vec<String> {
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        validator
+            .iter_errors(&value)
+            .map(|e| violation(&e))
+            .collect()
+    }
+
+    #[test]
+    fn a_failed_one_of_names_the_closest_alternative() {
+        let variant = json!({"type": "object", "properties": {"s": {"oneOf": [
+            {"type": "object", "properties": {"circle": {"type": "number"}}, "required": ["circle"], "additionalProperties": false},
+            {"type": "object", "properties": {"empty": {"type": "null"}}, "required": ["empty"], "additionalProperties": false},
+            {"type": "string", "enum": ["empty"]}
+        ]}}});
+        assert_eq!(
+            problems(variant.clone(), json!({"s": {"circle": "x"}})),
+            [
+                r#"at /s: {"circle":"x"} is not valid under any of the schemas listed in the 'oneOf' keyword (closest alternative: at /s/circle: "x" is not of type "number")"#
+            ]
+        );
+        // No alternative got further than the others: no guess.
+        assert_eq!(
+            problems(variant, json!({"s": {"square": 1}})),
+            [
+                r#"at /s: {"square":1} is not valid under any of the schemas listed in the 'oneOf' keyword"#
+            ]
+        );
     }
 }

@@ -15,9 +15,12 @@ pub const PATIENCE: Duration = Duration::from_secs(60);
 /// The protocol revision of the stateless era.
 pub const MODERN: &str = "2026-07-28";
 
+/// Plugins built into `target/test-plugins` rather than `target/plugins`.
+const TEST_ONLY_PLUGINS: &[&str] = &["misbehave", "shapes", "conformance"];
+
 /// Where `cargo xtask plugins` puts a plugin (`example` or `test` kind).
 pub fn plugin_file(name: &str) -> PathBuf {
-    let (var, default) = if matches!(name, "misbehave" | "conformance") {
+    let (var, default) = if TEST_ONLY_PLUGINS.contains(&name) {
         ("WHARF_TEST_HOSTILE_PLUGINS", "target/test-plugins")
     } else {
         ("WHARF_TEST_PLUGINS", "target/plugins")

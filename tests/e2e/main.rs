@@ -13,6 +13,7 @@ mod legacy;
 mod limits;
 mod modern;
 mod naming;
+mod plain;
 mod primitives;
 mod protocol_errors;
 mod reload;

@@ -6,6 +6,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
+mod docs;
 mod interop;
 
 /// Wharf's development tasks.
@@ -35,9 +36,16 @@ enum Task {
 }
 
 /// Example plugins: (cargo package, output name).
-const EXAMPLE_PLUGINS: &[&str] = &["echo", "calc", "textstats"];
-/// Plugins that exist only for tests (misbehaving on purpose).
-const TEST_PLUGINS: &[&str] = &["misbehave", "conformance"];
+const EXAMPLE_PLUGINS: &[&str] = &["echo", "calc", "textstats", "units"];
+/// Plugins that exist only for tests (misbehaving on purpose, exercising every
+/// WIT shape, or serving the conformance suite's fixtures).
+const TEST_PLUGINS: &[&str] = &["misbehave", "shapes", "conformance"];
+/// Plain components (no Wharf SDK) and their WIT folders, whose doc comments are
+/// embedded after the build: (output file under target/, WIT folder).
+const PLAIN_PLUGINS: &[(&str, &str)] = &[
+    ("plugins/units.wasm", "plugins/units/wit"),
+    ("test-plugins/shapes.wasm", "tests/plugins/shapes/wit"),
+];
 const WASM_TARGET: &str = "wasm32-wasip2";
 /// A request to paste into the demo.
 const EXAMPLE_REQUEST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
@@ -111,6 +119,14 @@ fn build_plugins() -> Result<()> {
     let built = root().join("target").join(WASM_TARGET).join(PLUGIN_PROFILE);
     copy_plugins(&built, EXAMPLE_PLUGINS, &root().join("target/plugins"))?;
     copy_plugins(&built, TEST_PLUGINS, &root().join("target/test-plugins"))?;
+    // Toolchains drop WIT doc comments; `wharf embed-docs` puts them back.
+    run(cargo().args(["build", "-p", "wharf"]))?;
+    let wharf = root().join("target/debug/wharf");
+    for (component, wit) in PLAIN_PLUGINS {
+        let component = root().join("target").join(component);
+        docs::embed_docs(&wharf, &component, &root().join(wit))?;
+        eprintln!("xtask: docs embedded in {}", component.display());
+    }
     Ok(())
 }
 

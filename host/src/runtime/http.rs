@@ -124,6 +124,11 @@ impl HostAllowList {
         self.patterns.is_empty()
     }
 
+    /// The patterns, as written in a manifest.
+    pub fn patterns(&self) -> &[HostPattern] {
+        &self.patterns
+    }
+
     /// Whether a request to `uri` may be sent. Only `http` and `https` are known.
     pub fn allows(&self, uri: &http::Uri) -> bool {
         let default_port = match uri.scheme_str() {

@@ -13,6 +13,7 @@ mod failure;
 mod grants;
 mod http;
 mod limits;
+pub mod plain;
 mod plugin;
 mod state;
 mod types;
@@ -23,7 +24,8 @@ pub use failure::CallFailure;
 pub use grants::{DirGrant, Grants};
 pub use http::{HostAllowList, HostPattern, PatternError};
 pub use limits::{CallLimits, Ceilings, RuntimeOptions};
-pub use plugin::{LoadError, Plugin};
+pub use plain::SkippedFunction;
+pub use plugin::{LoadError, Plugin, PluginKind};
 pub use state::{CallContext, CallEvent};
 pub use types::{CallOutput, ContentItem, ResourceBody, SpecError, ToolHints, ToolSpec};
 

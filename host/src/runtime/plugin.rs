@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::Component;
-use wasmtime::{Store, UpdateDeadline};
+use wasmtime::{Engine, Store, UpdateDeadline};
 
 use super::admission::{CallSlots, Slot};
 use super::bindings::exports::wharf::plugin::tools::ToolError;
@@ -14,6 +14,7 @@ use super::engine::Runtime;
 use super::failure::{CallFailure, Interrupt, InterruptTrap, classify};
 use super::grants::Grants;
 use super::limits::CallLimits;
+use super::plain::{self, PlainExports, SkippedFunction};
 use super::state::{CallContext, HostState, Sandbox};
 use super::types::{CallOutput, SpecError, ToolSpec};
 
@@ -40,13 +41,52 @@ pub enum LoadError {
     NotAToolPlugin(String),
     #[error("listing its tools failed: {0}")]
     ListTools(CallFailure),
+    #[error("starting an instance failed: {0}")]
+    Start(CallFailure),
+    #[error(
+        "it exports neither `wharf:plugin/tools` nor any function usable as a tool{}",
+        skipped_list(.0)
+    )]
+    NoTools(Vec<SkippedFunction>),
+}
+
+/// ` (skipped: f: why; g: why)`, or nothing.
+fn skipped_list(skipped: &[SkippedFunction]) -> String {
+    if skipped.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = skipped
+        .iter()
+        .map(|s| format!("`{}`: {}", s.function, s.reason))
+        .collect();
+    format!(" (skipped: {})", list.join("; "))
+}
+
+/// What kind of component a plugin is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginKind {
+    /// Implements `wharf:plugin` (exports `wharf:plugin/tools`).
+    Wharf,
+    /// Exports ordinary functions, each a tool.
+    Plain,
+}
+
+/// How a plugin's tools are called.
+enum Exports {
+    Wharf(ToolPluginPre<HostState>),
+    Plain(PlainExports),
 }
 
 /// A compiled plugin, ready to be instantiated for each call.
 pub struct Plugin {
     name: Arc<str>,
-    pre: ToolPluginPre<HostState>,
+    engine: Engine,
+    exports: Exports,
     tools: Vec<ToolSpec>,
+    /// Exported functions that are not tools (plain components only).
+    skipped: Vec<SkippedFunction>,
+    /// The names of the component's imports (`wasi:filesystem/types@0.2.0`, ...).
+    imports: Vec<String>,
     sandbox: Arc<Sandbox>,
     /// This plugin's own concurrency limit.
     calls: CallSlots,
@@ -90,22 +130,83 @@ impl Runtime {
             }
             _ => return Err(LoadError::NotWasm),
         }
+        // Read before compiling takes the bytes; a broken section costs only docs.
+        let docs = crate::docs::PackageDocs::from_component(&bytes)
+            .unwrap_or_else(|error| {
+                tracing::warn!(
+                    plugin = name,
+                    "its package-docs section is ignored: {error}"
+                );
+                None
+            })
+            .unwrap_or_default();
         let component = self.compile(bytes).await?;
         let instance_pre = self
             .linker
             .instantiate_pre(&component)
             .map_err(|e| LoadError::Link(format!("{e:#}")))?;
-        let pre = ToolPluginPre::new(instance_pre)
-            .map_err(|e| LoadError::NotAToolPlugin(format!("{e:#}")))?;
+        let component_type = component.component_type();
+        let imports = component_type
+            .imports(&self.engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        let is_wharf = component_type
+            .exports(&self.engine)
+            .any(|(name, _)| name.starts_with("wharf:plugin/tools"));
 
         let mut plugin = Plugin {
             name: name.into(),
-            pre,
+            engine: self.engine.clone(),
+            exports: Exports::Plain(PlainExports {
+                pre: instance_pre.clone(),
+                tools: Vec::new(),
+            }),
             tools: Vec::new(),
+            skipped: Vec::new(),
+            imports,
             calls: CallSlots::new(limits.max_concurrent_calls),
             sandbox: Arc::new(Sandbox::new(limits, grants)),
             all_calls: self.slots.clone(),
         };
+        if !is_wharf {
+            let (tools, skipped) = plain::describe(&self.engine, &component, &docs);
+            for skip in &skipped {
+                tracing::warn!(
+                    plugin = name,
+                    function = %skip.function,
+                    "function is not offered as a tool: {}",
+                    skip.reason
+                );
+            }
+            let mut kept: Vec<plain::PlainTool> = Vec::with_capacity(tools.len());
+            for tool in tools {
+                if kept.iter().any(|t| t.spec.name == tool.spec.name) {
+                    plugin.skipped.push(SkippedFunction {
+                        function: tool.spec.name.clone(),
+                        reason: "another exported interface gives the same tool name".into(),
+                    });
+                } else {
+                    kept.push(tool);
+                }
+            }
+            if kept.is_empty() {
+                return Err(LoadError::NoTools(skipped));
+            }
+            plugin.skipped.extend(skipped);
+            plugin.tools = kept.iter().map(|t| t.spec.clone()).collect();
+            plugin.exports = Exports::Plain(PlainExports {
+                pre: instance_pre,
+                tools: kept,
+            });
+            // A component that cannot start (a trap in its initialisation, say)
+            // is refused now rather than failing every call.
+            plugin.start_once().await.map_err(LoadError::Start)?;
+            return Ok(plugin);
+        }
+
+        let pre = ToolPluginPre::new(instance_pre)
+            .map_err(|e| LoadError::NotAToolPlugin(format!("{e:#}")))?;
+        plugin.exports = Exports::Wharf(pre);
         let listed = plugin.list_tools().await.map_err(LoadError::ListTools)?;
         let mut tools: Vec<ToolSpec> = Vec::with_capacity(listed.len());
         for (tool_name, spec) in listed {
@@ -159,6 +260,24 @@ impl Plugin {
         &self.tools
     }
 
+    /// Whether it implements `wharf:plugin` or is a plain component.
+    pub fn kind(&self) -> PluginKind {
+        match self.exports {
+            Exports::Wharf(_) => PluginKind::Wharf,
+            Exports::Plain(_) => PluginKind::Plain,
+        }
+    }
+
+    /// Exported functions of a plain component that are not tools, with the reason.
+    pub fn skipped(&self) -> &[SkippedFunction] {
+        &self.skipped
+    }
+
+    /// The names of everything the component imports.
+    pub fn imports(&self) -> &[String] {
+        &self.imports
+    }
+
     /// The limits each of its calls gets.
     pub fn limits(&self) -> &CallLimits {
         &self.sandbox.limits
@@ -188,10 +307,32 @@ impl Plugin {
             .all_calls
             .try_take()
             .ok_or(CallFailure::ServerBusy(self.all_calls.limit()))?;
-        let cancel = ctx.cancel.clone();
+        let output = match &self.exports {
+            Exports::Wharf(pre) => self.call_wharf(pre, tool, arguments, ctx).await?,
+            Exports::Plain(plain) => self.call_plain(plain, tool, arguments, ctx).await?,
+        };
+        drop((all, own));
+        let size = output.size_bytes();
+        let limit = self.limits().max_output_bytes;
+        if size > limit {
+            return Err(CallFailure::OutputTooLarge { size, limit });
+        }
+        Ok(output)
+    }
+
+    /// Runs `call-tool` of a `wharf:plugin` component.
+    async fn call_wharf(
+        &self,
+        pre: &ToolPluginPre<HostState>,
+        tool: &str,
+        arguments: &str,
+        ctx: CallContext,
+    ) -> Result<CallOutput, CallFailure> {
         // The bindings take the `json` type alias (`String`) by reference.
         let arguments = arguments.to_owned();
-        let (mut store, instance) = self.instantiate(ctx).await?;
+        let mut store = self.new_store(ctx)?;
+        let instance = self.instantiate_wharf(pre, &mut store).await?;
+        let cancel = store.data().call_cancel();
         let outcome = guarded(&cancel, self.limits().timeout, async {
             instance
                 .wharf_plugin_tools()
@@ -204,23 +345,65 @@ impl Plugin {
         if let Some(refusal) = store.data().refusal() {
             return Err(refusal);
         }
-        // The store (and its pooled slot) goes before the permits do.
-        drop(store);
-        drop((all, own));
-        let output = match outcome {
-            Ok(result) => CallOutput::from_wit(result),
-            Err(ToolError::UnknownTool(name)) => return Err(CallFailure::UnknownTool(name)),
-            Err(ToolError::InvalidArguments(why)) => {
-                return Err(CallFailure::InvalidArguments(why));
-            }
-            Err(ToolError::Failed(why)) => return Err(CallFailure::Failed(why)),
-        };
-        let size = output.size_bytes();
-        let limit = self.limits().max_output_bytes;
-        if size > limit {
-            return Err(CallFailure::OutputTooLarge { size, limit });
+        match outcome {
+            Ok(result) => Ok(CallOutput::from_wit(result)),
+            Err(ToolError::UnknownTool(name)) => Err(CallFailure::UnknownTool(name)),
+            Err(ToolError::InvalidArguments(why)) => Err(CallFailure::InvalidArguments(why)),
+            Err(ToolError::Failed(why)) => Err(CallFailure::Failed(why)),
         }
-        Ok(output)
+    }
+
+    /// Calls an exported function of a plain component with converted arguments.
+    async fn call_plain(
+        &self,
+        plain: &PlainExports,
+        tool: &str,
+        arguments: &str,
+        ctx: CallContext,
+    ) -> Result<CallOutput, CallFailure> {
+        let tool = plain
+            .tools
+            .iter()
+            .find(|t| t.spec.name == tool)
+            .ok_or_else(|| CallFailure::UnknownTool(tool.to_string()))?;
+        // Converted before any instance exists: bad arguments cost nothing.
+        let params = plain::arguments(&tool.signature, arguments)?;
+        let mut results = plain::result_slots(&tool.signature);
+        let mut store = self.new_store(ctx)?;
+        let cancel = store.data().call_cancel();
+        let instance = guarded(&cancel, self.limits().timeout, async {
+            plain.pre.instantiate_async(&mut store).await
+        })
+        .await;
+        let instance = self.finish(&store, instance)?;
+        let func = instance.get_func(&mut store, tool.export).ok_or_else(|| {
+            CallFailure::Setup(format!("the export of `{}` is gone", tool.spec.name))
+        })?;
+        let outcome = guarded(&cancel, self.limits().timeout, async {
+            func.call_async(&mut store, &params, &mut results).await
+        })
+        .await;
+        self.finish(&store, outcome)?;
+        if let Some(refusal) = store.data().refusal() {
+            return Err(refusal);
+        }
+        plain::output(&tool.signature, &results)
+    }
+
+    /// Instantiates a plain component once, to see that it starts. Waits for a
+    /// free call slot, as loading does.
+    async fn start_once(&self) -> Result<(), CallFailure> {
+        let _slot: Slot = self.all_calls.take().await;
+        let Exports::Plain(plain) = &self.exports else {
+            return Ok(());
+        };
+        let mut store = self.new_store(CallContext::default())?;
+        let cancel = store.data().call_cancel();
+        let instance = guarded(&cancel, self.limits().timeout, async {
+            plain.pre.instantiate_async(&mut store).await
+        })
+        .await;
+        self.finish(&store, instance).map(|_| ())
     }
 
     /// Asks a fresh instance for its tool list, with each description parsed.
@@ -228,9 +411,12 @@ impl Plugin {
     /// on how busy the server is.
     async fn list_tools(&self) -> Result<Vec<(String, Result<ToolSpec, SpecError>)>, CallFailure> {
         let _slot: Slot = self.all_calls.take().await;
-        let ctx = CallContext::default();
-        let cancel = ctx.cancel.clone();
-        let (mut store, instance) = self.instantiate(ctx).await?;
+        let Exports::Wharf(pre) = &self.exports else {
+            return Ok(Vec::new());
+        };
+        let mut store = self.new_store(CallContext::default())?;
+        let instance = self.instantiate_wharf(pre, &mut store).await?;
+        let cancel = store.data().call_cancel();
         let outcome = guarded(&cancel, self.limits().timeout, async {
             instance
                 .wharf_plugin_tools()
@@ -245,15 +431,11 @@ impl Plugin {
             .collect())
     }
 
-    /// A new store with this plugin's limits and grants, and an instance in it.
-    async fn instantiate(
-        &self,
-        ctx: CallContext,
-    ) -> Result<(Store<HostState>, ToolPlugin), CallFailure> {
-        let engine = self.pre.engine();
+    /// A new store with this plugin's limits and grants.
+    fn new_store(&self, ctx: CallContext) -> Result<Store<HostState>, CallFailure> {
         let state = HostState::new(self.name.clone(), self.sandbox.clone(), ctx)
             .map_err(|e| CallFailure::Setup(e.to_string()))?;
-        let mut store = Store::new(engine, state);
+        let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limits);
         store
             .set_fuel(self.limits().fuel.unwrap_or(u64::MAX))
@@ -277,14 +459,21 @@ impl Plugin {
             };
             Err(wasmtime::Error::new(InterruptTrap(interrupt)))
         });
+        Ok(store)
+    }
 
+    /// An instance of a `wharf:plugin` component in `store`.
+    async fn instantiate_wharf(
+        &self,
+        pre: &ToolPluginPre<HostState>,
+        store: &mut Store<HostState>,
+    ) -> Result<ToolPlugin, CallFailure> {
         let cancel = store.data().call_cancel();
         let instance = guarded(&cancel, self.limits().timeout, async {
-            self.pre.instantiate_async(&mut store).await
+            pre.instantiate_async(&mut *store).await
         })
         .await;
-        let instance = self.finish(&store, instance)?;
-        Ok((store, instance))
+        self.finish(store, instance)
     }
 
     /// Turns the outcome of guest code into a value or the failure that stopped it,
@@ -328,3 +517,6 @@ async fn guarded<T>(
         },
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,128 @@
+//! Plain components from hand-written WAT: loading, calling, refusing.
+
+use super::*;
+use crate::runtime::RuntimeOptions;
+
+fn runtime() -> Runtime {
+    Runtime::with_options(RuntimeOptions {
+        pooling: false,
+        max_concurrent_calls: 2,
+        ..RuntimeOptions::default()
+    })
+    .unwrap()
+}
+
+/// A plain component exporting `answer: func() -> u32`, whose core module
+/// runs `start` at instantiation.
+fn answer(start: &str) -> Vec<u8> {
+    wat::parse_str(format!(
+        r#"(component
+            (core module $m
+                (func $start {start})
+                (start $start)
+                (func (export "answer") (result i32) i32.const 42))
+            (core instance $i (instantiate $m))
+            (func (export "answer") (result u32) (canon lift (core func $i "answer"))))"#
+    ))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_hand_written_plain_component_is_a_tool() {
+    let plugin = runtime().load("wat", answer("")).await.unwrap();
+    assert_eq!(plugin.kind(), PluginKind::Plain);
+    assert_eq!(plugin.tools()[0].name, "answer");
+    assert_eq!(
+        plugin.tools()[0].description.as_deref(),
+        Some("answer() -> u32")
+    );
+    let out = plugin
+        .call("answer", "{}", CallContext::default())
+        .await
+        .unwrap();
+    assert_eq!(out.structured, Some(serde_json::json!({"result": 42})));
+    assert_eq!(
+        plugin.call("nope", "{}", CallContext::default()).await,
+        Err(CallFailure::UnknownTool("nope".into()))
+    );
+}
+
+#[tokio::test]
+async fn a_component_that_cannot_start_is_refused() {
+    let error = runtime()
+        .load("wat", answer("unreachable"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "starting an instance failed: the plugin crashed: it executed an `unreachable` \
+         instruction (a panic or abort)"
+    );
+}
+
+/// `ns:pkg/math@1.0.0` with `add`, next to exports that are not tools: a
+/// `wasi:cli/run` interface and componentize-py's `exports` with `init`.
+const MIXED: &str = r#"(component
+    (core module $m
+        (func (export "add") (param i32 i32) (result i32) local.get 0 local.get 1 i32.add)
+        (func (export "run") (result i32) i32.const 0)
+        (func (export "init")))
+    (core instance $i (instantiate $m))
+    (func $add (param "a" s32) (param "b" s32) (result s32) (canon lift (core func $i "add")))
+    (func $run (result (result)) (canon lift (core func $i "run")))
+    (func $init (canon lift (core func $i "init")))
+    (instance $math (export "add" (func $add)))
+    (instance $run (export "run" (func $run)))
+    (instance $init (export "init" (func $init)))
+    (export "ns:pkg/math@1.0.0" (instance $math))
+    (export "wasi:cli/run@0.2.0" (instance $run))
+    (export "exports" (instance $init)))"#;
+
+#[tokio::test]
+async fn interface_functions_are_tools_and_system_exports_are_not() {
+    let bytes = wat::parse_str(MIXED).unwrap();
+    let docs = br#"{"interfaces": {"math": {"funcs": {"add": {"docs": "Adds two numbers."}}}}}"#;
+    let mut section = vec![1];
+    section.extend_from_slice(docs);
+    let bytes =
+        crate::docs::with_section(&bytes, crate::docs::FULL_SECTION_NAME, Some(&section)).unwrap();
+    let plugin = runtime().load("calc", bytes).await.unwrap();
+    let names: Vec<&str> = plugin.tools().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["math.add"]);
+    assert!(plugin.skipped().is_empty(), "{:?}", plugin.skipped());
+    assert_eq!(
+        plugin.tools()[0].description.as_deref(),
+        Some("Adds two numbers.")
+    );
+    let out = plugin
+        .call("math.add", r#"{"a": 2, "b": -5}"#, CallContext::default())
+        .await
+        .unwrap();
+    assert_eq!(out.structured, Some(serde_json::json!({"result": -3})));
+    assert_eq!(
+        plugin
+            .call("math.add", r#"{"a": 2}"#, CallContext::default())
+            .await,
+        Err(CallFailure::InvalidArguments(
+            "at (root): missing required property `b`".into()
+        ))
+    );
+}
+
+#[tokio::test]
+async fn a_component_with_only_system_exports_is_refused() {
+    let only_run = r#"(component
+        (core module $m (func (export "run") (result i32) i32.const 0))
+        (core instance $i (instantiate $m))
+        (func $run (result (result)) (canon lift (core func $i "run")))
+        (instance $run (export "run" (func $run)))
+        (export "wasi:cli/run@0.2.0" (instance $run)))"#;
+    let error = runtime()
+        .load("cli", wat::parse_str(only_run).unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "it exports neither `wharf:plugin/tools` nor any function usable as a tool"
+    );
+}
