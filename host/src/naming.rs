@@ -21,7 +21,7 @@ pub enum NameError {
     EmptyPlugin,
     #[error("the plugin name `{0}` is longer than {MAX_PLUGIN_NAME} characters")]
     PluginTooLong(String),
-    #[error("the tool name `{0}` is not 1 to {MAX_TOOL_NAME} characters of A-Z a-z 0-9 _ - .")]
+    #[error("the name `{0}` is not 1 to {MAX_TOOL_NAME} characters of A-Z a-z 0-9 _ - .")]
     InvalidTool(String),
 }
 

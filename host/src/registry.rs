@@ -1,4 +1,4 @@
-//! The current set of plugins and the tools clients see.
+//! The current set of plugins and the tools and prompts clients see.
 //!
 //! Strategy: a [`ToolSet`] is immutable once built. The [`Registry`] holds the
 //! current one behind an atomic pointer; readers take a snapshot (an `Arc`) without
@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::naming;
-use crate::runtime::{Plugin, ToolSpec};
+use crate::runtime::{Plugin, PromptSpec, ToolSpec};
 
 /// A tool as clients see it: its exposed name and the plugin that runs it.
 pub struct ExposedTool {
@@ -108,22 +108,145 @@ fn depth(pointer: &str) -> usize {
     pointer.matches('/').count()
 }
 
-/// One consistent set of plugins and their tools, sorted by exposed name.
-#[derive(Default)]
-pub struct ToolSet {
-    plugins: Vec<Arc<Plugin>>,
-    tools: Vec<ExposedTool>,
+/// A prompt as clients see it: its exposed name and the plugin that renders it.
+pub struct ExposedPrompt {
+    name: String,
+    plugin: Arc<Plugin>,
+    spec: usize,
+}
+
+impl ExposedPrompt {
+    /// The name clients get it by (`<plugin>_<prompt>`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The plugin that provides it.
+    pub fn plugin(&self) -> &Arc<Plugin> {
+        &self.plugin
+    }
+
+    /// The plugin's own description of it.
+    pub fn spec(&self) -> &PromptSpec {
+        &self.plugin.prompts()[self.spec]
+    }
+}
+
+/// Something listed by exposed name.
+trait Named {
+    fn exposed_name(&self) -> &str;
+}
+
+impl Named for ExposedTool {
+    fn exposed_name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Named for ExposedPrompt {
+    fn exposed_name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Items sorted by exposed name, with a lookup by name.
+struct Listing<T> {
+    items: Vec<T>,
     by_name: HashMap<String, usize>,
 }
 
-/// How a plugin's tools are named for clients.
+impl<T> Default for Listing<T> {
+    fn default() -> Self {
+        Self {
+            items: Vec::new(),
+            by_name: HashMap::new(),
+        }
+    }
+}
+
+impl<T: Named> Listing<T> {
+    fn new(mut items: Vec<T>) -> Self {
+        items.sort_by(|a, b| a.exposed_name().cmp(b.exposed_name()));
+        let by_name = items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| (item.exposed_name().to_string(), index))
+            .collect();
+        Self { items, by_name }
+    }
+
+    fn get(&self, name: &str) -> Option<&T> {
+        self.by_name.get(name).map(|&index| &self.items[index])
+    }
+
+    /// The items after the one named `after` (all of them for `None`), at most
+    /// `limit`, and whether more follow. Keyed by name rather than position, so a
+    /// page boundary stays put when the set changes between pages.
+    fn page(&self, after: Option<&str>, limit: usize) -> (&[T], bool) {
+        let start = match after {
+            None => 0,
+            Some(after) => self
+                .items
+                .partition_point(|item| item.exposed_name() <= after),
+        };
+        let end = (start + limit).min(self.items.len());
+        (&self.items[start..end], end < self.items.len())
+    }
+}
+
+/// One consistent set of plugins and their tools and prompts, each sorted by
+/// exposed name.
+#[derive(Default)]
+pub struct ToolSet {
+    plugins: Vec<Arc<Plugin>>,
+    tools: Listing<ExposedTool>,
+    prompts: Listing<ExposedPrompt>,
+}
+
+/// How a plugin's tools and prompts are named for clients.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Naming {
-    /// `<plugin>_<tool>`: never collides.
+    /// `<plugin>_<name>`: never collides.
     #[default]
     Prefixed,
-    /// The tool's own name (manifest `[names] prefix = false`).
+    /// The plugin's own name (manifest `[names] prefix = false`).
     AsDeclared,
+}
+
+impl Naming {
+    fn expose(self, plugin: &str, name: &str) -> Result<String, naming::NameError> {
+        match self {
+            Naming::Prefixed => naming::exposed_tool_name(plugin, name),
+            Naming::AsDeclared => naming::declared_tool_name(name),
+        }
+    }
+}
+
+/// Exposed names already given out, and to which plugin.
+#[derive(Default)]
+struct Claims(HashMap<String, Arc<str>>);
+
+impl Claims {
+    /// The exposed name for `name` of `plugin`, unless it is invalid or taken
+    /// (logged, as a `kind` left out).
+    fn claim(&mut self, plugin: &Plugin, naming: Naming, kind: &str, name: &str) -> Option<String> {
+        let exposed = match naming.expose(plugin.name(), name) {
+            Ok(exposed) => exposed,
+            Err(error) => {
+                tracing::warn!(plugin = plugin.name(), "{kind} left out: {error}");
+                return None;
+            }
+        };
+        if let Some(owner) = self.0.get(&exposed) {
+            tracing::warn!(
+                plugin = plugin.name(),
+                "{kind} left out: plugin `{owner}` already exposes a {kind} named `{exposed}`"
+            );
+            return None;
+        }
+        self.0.insert(exposed.clone(), plugin.name().into());
+        Some(exposed)
+    }
 }
 
 impl ToolSet {
@@ -138,33 +261,17 @@ impl ToolSet {
         )
     }
 
-    /// Builds the set from loaded plugins, each with its naming. A tool whose name
-    /// or input schema is unusable, or whose name an earlier plugin (in name
-    /// order) already exposes, is left out with a warning.
+    /// Builds the set from loaded plugins, each with its naming. A tool or prompt
+    /// whose name is unusable, or whose name an earlier plugin (in name order)
+    /// already exposes, or a tool whose input schema is unusable, is left out with
+    /// a warning.
     pub fn with_naming(mut members: Vec<(Arc<Plugin>, Naming)>) -> Self {
         members.sort_by(|a, b| a.0.name().cmp(b.0.name()));
         let mut tools: Vec<ExposedTool> = Vec::new();
-        let mut taken: HashMap<String, Arc<str>> = HashMap::new();
+        let mut prompts: Vec<ExposedPrompt> = Vec::new();
+        let (mut tool_names, mut prompt_names) = (Claims::default(), Claims::default());
         for (plugin, naming) in &members {
             for (index, spec) in plugin.tools().iter().enumerate() {
-                let name = match naming {
-                    Naming::Prefixed => naming::exposed_tool_name(plugin.name(), &spec.name),
-                    Naming::AsDeclared => naming::declared_tool_name(&spec.name),
-                };
-                let name = match name {
-                    Ok(name) => name,
-                    Err(error) => {
-                        tracing::warn!(plugin = plugin.name(), "tool left out: {error}");
-                        continue;
-                    }
-                };
-                if let Some(owner) = taken.get(&name) {
-                    tracing::warn!(
-                        plugin = plugin.name(),
-                        "tool left out: plugin `{owner}` already exposes a tool named `{name}`"
-                    );
-                    continue;
-                }
                 let schema = Value::Object(spec.input_schema.clone());
                 let validator = match jsonschema::validator_for(&schema) {
                     Ok(validator) => validator,
@@ -177,7 +284,9 @@ impl ToolSet {
                         continue;
                     }
                 };
-                taken.insert(name.clone(), plugin.name().into());
+                let Some(name) = tool_names.claim(plugin, *naming, "tool", &spec.name) else {
+                    continue;
+                };
                 tools.push(ExposedTool {
                     name,
                     plugin: plugin.clone(),
@@ -185,23 +294,32 @@ impl ToolSet {
                     validator,
                 });
             }
+            for (index, spec) in plugin.prompts().iter().enumerate() {
+                let Some(name) = prompt_names.claim(plugin, *naming, "prompt", &spec.name) else {
+                    continue;
+                };
+                prompts.push(ExposedPrompt {
+                    name,
+                    plugin: plugin.clone(),
+                    spec: index,
+                });
+            }
         }
-        tools.sort_by(|a, b| a.name.cmp(&b.name));
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(index, tool)| (tool.name.clone(), index))
-            .collect();
         Self {
             plugins: members.into_iter().map(|(plugin, _)| plugin).collect(),
-            tools,
-            by_name,
+            tools: Listing::new(tools),
+            prompts: Listing::new(prompts),
         }
     }
 
     /// All tools, sorted by exposed name.
     pub fn tools(&self) -> &[ExposedTool] {
-        &self.tools
+        &self.tools.items
+    }
+
+    /// All prompts, sorted by exposed name.
+    pub fn prompts(&self) -> &[ExposedPrompt] {
+        &self.prompts.items
     }
 
     /// The loaded plugins.
@@ -211,33 +329,62 @@ impl ToolSet {
 
     /// The tool clients call `name`.
     pub fn get(&self, name: &str) -> Option<&ExposedTool> {
-        self.by_name.get(name).map(|&index| &self.tools[index])
+        self.tools.get(name)
     }
 
-    /// Whether `other` shows clients exactly the same tools (names and
-    /// descriptions), so a swap between the two needs no list-changed notification.
-    pub fn same_listing(&self, other: &ToolSet) -> bool {
-        self.tools.len() == other.tools.len()
-            && self
-                .tools
-                .iter()
-                .zip(&other.tools)
-                .all(|(a, b)| a.name == b.name && a.spec() == b.spec())
+    /// The prompt clients get as `name`.
+    pub fn get_prompt(&self, name: &str) -> Option<&ExposedPrompt> {
+        self.prompts.get(name)
     }
 
-    /// The tools after the one named `after` (all of them for `None`), at most `limit`,
-    /// and whether more follow. Keyed by name rather than position, so a page
-    /// boundary stays put when the set changes between pages.
+    /// What differs between the listings of `self` and `other` (names and
+    /// descriptions): a swap between equal listings needs no notification.
+    pub fn listing_changes(&self, other: &ToolSet) -> ListingChanges {
+        ListingChanges {
+            tools: !same(&self.tools.items, &other.tools.items, |a, b| {
+                a.name == b.name && a.spec() == b.spec()
+            }),
+            prompts: !same(&self.prompts.items, &other.prompts.items, |a, b| {
+                a.name == b.name && a.spec() == b.spec()
+            }),
+        }
+    }
+
+    /// The tools after the one named `after` (all of them for `None`), at most
+    /// `limit`, and whether more follow.
     pub fn page(&self, after: Option<&str>, limit: usize) -> (&[ExposedTool], bool) {
-        let start = match after {
-            None => 0,
-            Some(after) => self
-                .tools
-                .partition_point(|tool| tool.name.as_str() <= after),
-        };
-        let end = (start + limit).min(self.tools.len());
-        (&self.tools[start..end], end < self.tools.len())
+        self.tools.page(after, limit)
     }
+
+    /// The prompts after the one named `after`, at most `limit`, and whether more
+    /// follow.
+    pub fn prompt_page(&self, after: Option<&str>, limit: usize) -> (&[ExposedPrompt], bool) {
+        self.prompts.page(after, limit)
+    }
+}
+
+fn same<T>(a: &[T], b: &[T], eq: impl Fn(&T, &T) -> bool) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| eq(a, b))
+}
+
+/// Which listings a swap changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListingChanges {
+    pub tools: bool,
+    pub prompts: bool,
+}
+
+impl ListingChanges {
+    pub fn any(self) -> bool {
+        self.tools || self.prompts
+    }
+}
+
+/// How many times each listing has changed; subscribers compare versions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListingVersions {
+    pub tools: u64,
+    pub prompts: u64,
 }
 
 /// Holds the current [`ToolSet`]; cheap to read from any task.
@@ -247,7 +394,7 @@ impl ToolSet {
 /// of swaps reaches a slow subscriber as one change.
 pub struct Registry {
     current: ArcSwap<ToolSet>,
-    listing: watch::Sender<u64>,
+    listing: watch::Sender<ListingVersions>,
 }
 
 impl Registry {
@@ -255,7 +402,7 @@ impl Registry {
     pub fn new(set: ToolSet) -> Self {
         Self {
             current: ArcSwap::from_pointee(set),
-            listing: watch::Sender::new(0),
+            listing: watch::Sender::new(ListingVersions::default()),
         }
     }
 
@@ -265,18 +412,21 @@ impl Registry {
     }
 
     /// Replaces the set; requests already holding a snapshot are unaffected.
-    /// Returns whether the tool listing changed (and subscribers were told).
-    pub fn replace(&self, set: ToolSet) -> bool {
-        let changed = !self.current.load().same_listing(&set);
+    /// Returns which listings changed (and subscribers were told of).
+    pub fn replace(&self, set: ToolSet) -> ListingChanges {
+        let changes = self.current.load().listing_changes(&set);
         self.current.store(Arc::new(set));
-        if changed {
-            self.listing.send_modify(|version| *version += 1);
+        if changes.any() {
+            self.listing.send_modify(|versions| {
+                versions.tools += u64::from(changes.tools);
+                versions.prompts += u64::from(changes.prompts);
+            });
         }
-        changed
+        changes
     }
 
-    /// A receiver that sees a new value each time the tool listing changes.
-    pub fn watch_listing(&self) -> watch::Receiver<u64> {
+    /// A receiver that sees new versions each time a listing changes.
+    pub fn watch_listing(&self) -> watch::Receiver<ListingVersions> {
         self.listing.subscribe()
     }
 }

@@ -12,9 +12,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
-    CompleteResult, ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    CompleteResult, CompletionInfo, ContentBlock, DiscoverResult, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
     ReadResourceRequestParams, ReadResourceResponse, Reference, Resource, ResourceContents,
     ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
 };
@@ -26,9 +27,10 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::metrics::{CallOutcome, Metrics};
-use crate::registry::{ExposedTool, Registry};
+use crate::registry::{ExposedPrompt, ExposedTool, ListingVersions, Registry};
 use crate::runtime::{
-    CallContext, CallEvent, CallFailure, CallOutput, ContentItem, LogLevel, ResourceBody,
+    CallContext, CallEvent, CallFailure, CallOutput, ContentItem, LogLevel, RenderedPrompt,
+    ResourceBody, Role,
 };
 
 /// The protocol revisions Wharf serves, newest first.
@@ -151,6 +153,7 @@ impl ServerHandler for WharfServer {
                 .enable_tool_list_changed()
                 .enable_resources()
                 .enable_prompts()
+                .enable_prompts_list_changed()
                 .enable_completions()
                 .enable_logging()
                 .build(),
@@ -182,20 +185,23 @@ impl ServerHandler for WharfServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        // Only the tool list changes here; rmcp intersects this with the request
-        // and the advertised capabilities before acknowledging.
+        // The tool and prompt lists change here; rmcp intersects this with the
+        // request and the advertised capabilities before acknowledging.
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed.filter(|&wanted| wanted);
+        accepted.prompts_list_changed = requested.prompts_list_changed.filter(|&wanted| wanted);
         Some(accepted)
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
-        if subscription.accepted().tools_list_changed != Some(true) {
+        let wants_tools = subscription.accepted().tools_list_changed == Some(true);
+        let wants_prompts = subscription.accepted().prompts_list_changed == Some(true);
+        if !wants_tools && !wants_prompts {
             subscription.cancelled().await;
             return Ok(());
         }
         let mut listing = self.registry.watch_listing();
-        listing.mark_unchanged();
+        let mut seen = *listing.borrow_and_update();
         loop {
             tokio::select! {
                 _ = subscription.cancelled() => return Ok(()),
@@ -203,7 +209,17 @@ impl ServerHandler for WharfServer {
                     if changed.is_err() {
                         return Ok(());
                     }
-                    if let Err(error) = subscription.sink().notify_tool_list_changed().await {
+                    let now = *listing.borrow_and_update();
+                    let sink = subscription.sink();
+                    let mut sent = Ok(());
+                    if wants_tools && now.tools != seen.tools {
+                        sent = sink.notify_tool_list_changed().await;
+                    }
+                    if sent.is_ok() && wants_prompts && now.prompts != seen.prompts {
+                        sent = sink.notify_prompt_list_changed().await;
+                    }
+                    seen = now;
+                    if let Err(error) = sent {
                         tracing::debug!("listen stream closed: {error}");
                         return Ok(());
                     }
@@ -216,7 +232,7 @@ impl ServerHandler for WharfServer {
         // A legacy client: it learns of changes from unsolicited list_changed
         // notifications for as long as its session lasts.
         let mut listing = self.registry.watch_listing();
-        listing.mark_unchanged();
+        let mut seen = *listing.borrow_and_update();
         let peer = context.peer;
         tokio::spawn(async move {
             // rmcp has no "closed" future; a slow poll ends the task for a session
@@ -225,12 +241,14 @@ impl ServerHandler for WharfServer {
             loop {
                 tokio::select! {
                     changed = listing.changed() => {
-                        if changed.is_err()
-                            || peer.is_transport_closed()
-                            || peer.notify_tool_list_changed().await.is_err()
-                        {
+                        if changed.is_err() || peer.is_transport_closed() {
                             break;
                         }
+                        let now = *listing.borrow_and_update();
+                        if notify_legacy(&peer, seen, now).await.is_err() {
+                            break;
+                        }
+                        seen = now;
                     }
                     _ = check.tick() => {
                         if peer.is_transport_closed() {
@@ -248,10 +266,7 @@ impl ServerHandler for WharfServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let set = self.registry.snapshot();
-        let after = match request.and_then(|r| r.cursor) {
-            None => None,
-            Some(cursor) => Some(decode_cursor(&cursor)?),
-        };
+        let after = after_cursor(request)?;
         let (page, more) = set.page(after.as_deref(), self.options.page_size);
         let mut result = ListToolsResult::with_all_items(page.iter().map(mcp_tool).collect())
             .with_ttl_ms(self.list_ttl_ms())
@@ -300,35 +315,103 @@ impl ServerHandler for WharfServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        check_cursor(request)?;
-        Ok(ListPromptsResult::with_all_items(vec![])
+        let set = self.registry.snapshot();
+        let after = after_cursor(request)?;
+        let (page, more) = set.prompt_page(after.as_deref(), self.options.page_size);
+        let mut result = ListPromptsResult::with_all_items(page.iter().map(mcp_prompt).collect())
             .with_ttl_ms(self.list_ttl_ms())
-            .with_cache_scope(CacheScope::Public))
+            .with_cache_scope(CacheScope::Public);
+        if more && let Some(last) = page.last() {
+            result.next_cursor = Some(encode_cursor(last.name()));
+        }
+        Ok(result)
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        Err(unknown_prompt(&request.name))
+        let set = self.registry.snapshot();
+        let Some(prompt) = set.get_prompt(&request.name) else {
+            return Err(unknown_prompt(&request.name));
+        };
+        let arguments = string_arguments(request.arguments.as_ref())?;
+        prompt
+            .spec()
+            .check_arguments(arguments.iter().map(|(name, _)| name.as_str()))
+            .map_err(|why| McpError::invalid_params(why, Some(json!({"name": request.name}))))?;
+        let call = CallContext {
+            cancel: context.ct.clone(),
+            events: None,
+        };
+        let rendered = prompt
+            .plugin()
+            .get_prompt(&prompt.spec().name, &arguments, call)
+            .await
+            .map_err(|failure| prompt_failure(prompt, failure))?;
+        Ok(mcp_prompt_result(rendered).into())
     }
 
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        // Completion is for prompt and template arguments; with neither offered,
-        // every reference names something that does not exist.
-        Err(match &request.r#ref {
-            Reference::Prompt(prompt) => unknown_prompt(&prompt.name),
-            Reference::Resource(template) => McpError::invalid_params(
-                format!("Unknown resource template: {}", template.uri),
-                Some(json!({ "uri": template.uri })),
-            ),
-            _ => McpError::invalid_params("Unsupported completion reference", None),
-        })
+        let prompt_ref = match &request.r#ref {
+            Reference::Prompt(prompt) => prompt,
+            // No plugin offers resource templates yet: every one is unknown.
+            Reference::Resource(template) => {
+                return Err(McpError::invalid_params(
+                    format!("Unknown resource template: {}", template.uri),
+                    Some(json!({ "uri": template.uri })),
+                ));
+            }
+            _ => {
+                return Err(McpError::invalid_params(
+                    "Unsupported completion reference",
+                    None,
+                ));
+            }
+        };
+        let set = self.registry.snapshot();
+        let Some(prompt) = set.get_prompt(&prompt_ref.name) else {
+            return Err(unknown_prompt(&prompt_ref.name));
+        };
+        let argument = &request.argument.name;
+        if !prompt.spec().arguments.iter().any(|a| a.name == *argument) {
+            return Err(McpError::invalid_params(
+                format!("prompt `{}` has no argument `{argument}`", prompt.name()),
+                Some(json!({"name": prompt.name(), "argument": argument})),
+            ));
+        }
+        let mut chosen: Vec<(String, String)> = request
+            .context
+            .and_then(|c| c.arguments)
+            .map(|arguments| arguments.into_iter().collect())
+            .unwrap_or_default();
+        chosen.sort();
+        let call = CallContext {
+            cancel: context.ct.clone(),
+            events: None,
+        };
+        let mut values = prompt
+            .plugin()
+            .complete_prompt_argument(
+                &prompt.spec().name,
+                argument,
+                &request.argument.value,
+                &chosen,
+                call,
+            )
+            .await
+            .map_err(|failure| prompt_failure(prompt, failure))?;
+        let total = values.len();
+        values.truncate(CompletionInfo::MAX_VALUES);
+        let more = total > values.len();
+        let completion = CompletionInfo::with_pagination(values, Some(total as u32), more)
+            .map_err(|why| McpError::internal_error(why, None))?;
+        Ok(CompleteResult::new(completion))
     }
 
     #[allow(deprecated)]
@@ -503,6 +586,102 @@ fn check_cursor(request: Option<PaginatedRequestParams>) -> Result<(), McpError>
     }
 }
 
+/// The name a cursor points after, if the request carries one.
+fn after_cursor(request: Option<PaginatedRequestParams>) -> Result<Option<String>, McpError> {
+    request
+        .and_then(|r| r.cursor)
+        .map(|cursor| decode_cursor(&cursor))
+        .transpose()
+}
+
+/// Tells a legacy session which listings moved from `seen` to `now`.
+async fn notify_legacy(
+    peer: &rmcp::Peer<RoleServer>,
+    seen: ListingVersions,
+    now: ListingVersions,
+) -> Result<(), rmcp::ServiceError> {
+    if now.tools != seen.tools {
+        peer.notify_tool_list_changed().await?;
+    }
+    if now.prompts != seen.prompts {
+        peer.notify_prompt_list_changed().await?;
+    }
+    Ok(())
+}
+
+/// Prompt arguments are strings; anything else is refused, naming the argument.
+fn string_arguments(arguments: Option<&JsonObject>) -> Result<Vec<(String, String)>, McpError> {
+    let mut pairs = Vec::new();
+    for (name, value) in arguments.into_iter().flatten() {
+        let Value::String(value) = value else {
+            return Err(McpError::invalid_params(
+                format!("prompt argument `{name}` must be a string, not {value}"),
+                Some(json!({ "argument": name })),
+            ));
+        };
+        pairs.push((name.clone(), value.clone()));
+    }
+    Ok(pairs)
+}
+
+/// A prompt request that the plugin could not serve: bad arguments are the
+/// client's to fix (-32602); anything else is an internal error naming why.
+fn prompt_failure(prompt: &ExposedPrompt, failure: CallFailure) -> McpError {
+    match failure {
+        CallFailure::UnknownPrompt(_) => unknown_prompt(prompt.name()),
+        CallFailure::InvalidArguments(why) => McpError::invalid_params(
+            format!("Invalid arguments for prompt `{}`: {why}", prompt.name()),
+            Some(json!({ "name": prompt.name() })),
+        ),
+        failure => {
+            tracing::warn!(prompt = prompt.name(), "prompt failed: {failure}");
+            McpError::internal_error(
+                format!("Prompt `{}` failed: {failure}", prompt.name()),
+                None,
+            )
+        }
+    }
+}
+
+/// The MCP description of an exposed prompt.
+fn mcp_prompt(prompt: &ExposedPrompt) -> Prompt {
+    let spec = prompt.spec();
+    let arguments = spec
+        .arguments
+        .iter()
+        .map(|a| {
+            let mut argument = PromptArgument::new(&a.name).with_required(a.required);
+            argument.title = a.title.clone();
+            argument.description = a.description.clone();
+            argument
+        })
+        .collect::<Vec<_>>();
+    let mut out = Prompt::new(
+        prompt.name(),
+        spec.description.clone(),
+        (!arguments.is_empty()).then_some(arguments),
+    );
+    out.title = spec.title.clone();
+    out
+}
+
+fn mcp_prompt_result(rendered: RenderedPrompt) -> GetPromptResult {
+    let messages = rendered
+        .messages
+        .into_iter()
+        .map(|(role, content)| {
+            let role = match role {
+                Role::User => rmcp::model::Role::User,
+                Role::Assistant => rmcp::model::Role::Assistant,
+            };
+            PromptMessage::new(role, mcp_content(content))
+        })
+        .collect();
+    let mut result = GetPromptResult::new(messages);
+    result.description = rendered.description;
+    result
+}
+
 fn unknown_resource(uri: &str) -> McpError {
     // SEP-2164: a missing resource is invalid params, naming the URI.
     McpError::invalid_params(
@@ -551,51 +730,52 @@ fn mcp_tool(tool: &ExposedTool) -> Tool {
     out
 }
 
+/// One content item as MCP content; binary data is base64-encoded.
+fn mcp_content(item: ContentItem) -> ContentBlock {
+    let b64 = |data: &[u8]| base64::engine::general_purpose::STANDARD.encode(data);
+    match item {
+        ContentItem::Text(text) => ContentBlock::text(text),
+        ContentItem::Image { data, mime_type } => ContentBlock::image(b64(&data), mime_type),
+        ContentItem::Audio { data, mime_type } => ContentBlock::audio(b64(&data), mime_type),
+        ContentItem::ResourceLink {
+            uri,
+            name,
+            title,
+            description,
+            mime_type,
+            size,
+        } => {
+            let mut link = Resource::new(uri, name);
+            link.title = title;
+            link.description = description;
+            link.mime_type = mime_type;
+            link.size = size;
+            ContentBlock::resource_link(link)
+        }
+        ContentItem::EmbeddedResource {
+            uri,
+            mime_type,
+            body,
+        } => ContentBlock::resource(match body {
+            ResourceBody::Text(text) => ResourceContents::TextResourceContents {
+                uri,
+                mime_type,
+                text,
+                meta: None,
+            },
+            ResourceBody::Blob(data) => ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob: b64(&data),
+                meta: None,
+            },
+        }),
+    }
+}
+
 /// The MCP result of a call that ran to completion.
 fn mcp_result(output: CallOutput) -> CallToolResult {
-    let b64 = |data: &[u8]| base64::engine::general_purpose::STANDARD.encode(data);
-    let mut content: Vec<ContentBlock> = output
-        .content
-        .into_iter()
-        .map(|item| match item {
-            ContentItem::Text(text) => ContentBlock::text(text),
-            ContentItem::Image { data, mime_type } => ContentBlock::image(b64(&data), mime_type),
-            ContentItem::Audio { data, mime_type } => ContentBlock::audio(b64(&data), mime_type),
-            ContentItem::ResourceLink {
-                uri,
-                name,
-                title,
-                description,
-                mime_type,
-                size,
-            } => {
-                let mut link = Resource::new(uri, name);
-                link.title = title;
-                link.description = description;
-                link.mime_type = mime_type;
-                link.size = size;
-                ContentBlock::resource_link(link)
-            }
-            ContentItem::EmbeddedResource {
-                uri,
-                mime_type,
-                body,
-            } => ContentBlock::resource(match body {
-                ResourceBody::Text(text) => ResourceContents::TextResourceContents {
-                    uri,
-                    mime_type,
-                    text,
-                    meta: None,
-                },
-                ResourceBody::Blob(data) => ResourceContents::BlobResourceContents {
-                    uri,
-                    mime_type,
-                    blob: b64(&data),
-                    meta: None,
-                },
-            }),
-        })
-        .collect();
+    let mut content: Vec<ContentBlock> = output.content.into_iter().map(mcp_content).collect();
     // MCP asks servers that return structured content to mirror it as text, for
     // clients that only read `content`.
     if content.is_empty()

@@ -180,11 +180,12 @@ impl FolderWatch {
                         let set = folder.tool_set();
                         metrics.record_reload();
                         metrics.set_plugins_loaded(set.plugins().len());
-                        let listing_changed = registry.replace(set);
+                        let changes = registry.replace(set);
                         tracing::info!(
                             loaded = ?report.loaded,
                             removed = ?report.removed,
-                            listing_changed,
+                            tools_changed = changes.tools,
+                            prompts_changed = changes.prompts,
                             elapsed_ms = started.elapsed().as_millis() as u64,
                             "plugins reloaded"
                         );

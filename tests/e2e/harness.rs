@@ -186,9 +186,15 @@ impl Wharf {
     /// Opens a `subscriptions/listen` stream for tool list changes and waits for
     /// its acknowledgement.
     pub fn listen(&mut self, id: &str) -> Value {
+        self.listen_for(id, json!({"toolsListChanged": true}))
+    }
+
+    /// Opens a `subscriptions/listen` stream with this notification filter and
+    /// waits for its acknowledgement.
+    pub fn listen_for(&mut self, id: &str, filter: Value) -> Value {
         self.send(
             json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
-            "params": modern(json!({"notifications": {"toolsListChanged": true}}))}),
+            "params": modern(json!({"notifications": filter}))}),
         );
         self.next_matching(|m| {
             m["method"] == "notifications/subscriptions/acknowledged"

@@ -390,7 +390,7 @@ fn plugin_changes_reach_listen_streams_and_legacy_get_streams() {
     );
     assert_eq!(
         ack["params"]["notifications"],
-        json!({"toolsListChanged": true})
+        json!({"toolsListChanged": true, "promptsListChanged": true})
     );
 
     let session = initialize(addr);

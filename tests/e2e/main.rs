@@ -15,6 +15,7 @@ mod modern;
 mod naming;
 mod plain;
 mod primitives;
+mod prompts;
 mod protocol_errors;
 mod reload;
 mod sandbox;

@@ -1,6 +1,6 @@
 //! Resources, prompts, completion and logging: the parts of MCP that clients
-//! use beside tools. No plugin offers resources or prompts yet, so the lists are
-//! empty and every lookup names what was not found.
+//! use beside tools, with plugins that offer no resources or prompts, so the
+//! lists are empty and every lookup names what was not found.
 
 use std::time::Duration;
 
@@ -75,7 +75,7 @@ fn lookups_of_missing_things_are_invalid_params() {
         "Unknown resource template: file:///{path}",
         json!({"uri": "file:///{path}"}),
     );
-    let cursor = wharf.modern(5, "prompts/list", json!({"cursor": "Y2FsY19hZGQ"}));
+    let cursor = wharf.modern(5, "resources/list", json!({"cursor": "Y2FsY19hZGQ"}));
     assert_invalid_params(
         &cursor,
         "Invalid cursor: Y2FsY19hZGQ",

@@ -8,7 +8,7 @@ use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::admission::CallSlots;
-use super::bindings::ToolPlugin;
+use super::bindings::Plugin as PluginWorld;
 use super::cache::CompiledCache;
 use super::state::HostState;
 use super::{CallLimits, Ceilings, RuntimeError, RuntimeOptions};
@@ -92,7 +92,7 @@ impl Runtime {
             .map_err(|e| RuntimeError::Engine(format!("linking WASI: {e:#}")))?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
             .map_err(|e| RuntimeError::Engine(format!("linking wasi:http: {e:#}")))?;
-        ToolPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
+        PluginWorld::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
             .map_err(|e| RuntimeError::Engine(format!("linking the host interface: {e:#}")))?;
 
         let ticker = EpochTicker::start(engine.clone());

@@ -17,6 +17,8 @@ use super::state::HostState;
 pub enum CallFailure {
     #[error("the plugin has no tool named `{0}`")]
     UnknownTool(String),
+    #[error("the plugin has no prompt named `{0}`")]
+    UnknownPrompt(String),
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
     #[error("{0}")]

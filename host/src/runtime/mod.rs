@@ -15,6 +15,7 @@ mod http;
 mod limits;
 pub mod plain;
 mod plugin;
+mod prompt;
 mod state;
 mod types;
 
@@ -26,6 +27,7 @@ pub use http::{HostAllowList, HostPattern, PatternError};
 pub use limits::{CallLimits, Ceilings, RuntimeOptions};
 pub use plain::SkippedFunction;
 pub use plugin::{LoadError, Plugin, PluginKind};
+pub use prompt::{PromptArgumentSpec, PromptSpec, RenderedPrompt, Role};
 pub use state::{CallContext, CallEvent};
 pub use types::{CallOutput, ContentItem, ResourceBody, SpecError, ToolHints, ToolSpec};
 

@@ -3,18 +3,19 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasmtime::component::Component;
+use wasmtime::component::{Component, Instance, InstancePre};
 use wasmtime::{Engine, Store, UpdateDeadline};
 
 use super::admission::{CallSlots, Slot};
-use super::bindings::exports::wharf::plugin::tools::ToolError;
-use super::bindings::{ToolPlugin, ToolPluginPre};
+use super::bindings::exports::wharf::plugin::prompts as wit_prompts;
+use super::bindings::exports::wharf::plugin::tools::{self as wit_tools, ToolError};
 use super::cache::ContentHash;
 use super::engine::Runtime;
 use super::failure::{CallFailure, Interrupt, InterruptTrap, classify};
 use super::grants::Grants;
 use super::limits::CallLimits;
 use super::plain::{self, PlainExports, SkippedFunction};
+use super::prompt::PromptSpec;
 use super::state::{CallContext, HostState, Sandbox};
 use super::types::{CallOutput, SpecError, ToolSpec};
 
@@ -41,6 +42,10 @@ pub enum LoadError {
     NotAToolPlugin(String),
     #[error("listing its tools failed: {0}")]
     ListTools(CallFailure),
+    #[error("it exports a `wharf:plugin` interface of the wrong shape: {0}")]
+    BadExport(String),
+    #[error("listing its prompts failed: {0}")]
+    ListPrompts(CallFailure),
     #[error("starting an instance failed: {0}")]
     Start(CallFailure),
     #[error(
@@ -73,8 +78,39 @@ pub enum PluginKind {
 
 /// How a plugin's tools are called.
 enum Exports {
-    Wharf(ToolPluginPre<HostState>),
+    Wharf(WharfExports),
     Plain(PlainExports),
+}
+
+/// A linked `wharf:plugin` component and where its exports are: `tools` always,
+/// `prompts` if the component offers them (a `tool-plugin` does not).
+struct WharfExports {
+    pre: InstancePre<HostState>,
+    tools: wit_tools::GuestIndices,
+    prompts: Option<wit_prompts::GuestIndices>,
+}
+
+/// The export a component offers prompts through.
+const PROMPTS_INTERFACE: &str = "wharf:plugin/prompts@0.1.0";
+
+impl WharfExports {
+    fn new(pre: InstancePre<HostState>) -> Result<Self, LoadError> {
+        let tools = wit_tools::GuestIndices::new(&pre)
+            .map_err(|e| LoadError::NotAToolPlugin(format!("{e:#}")))?;
+        let prompts = match pre.component().get_export_index(None, PROMPTS_INTERFACE) {
+            None => None,
+            // Present but not of our shape: a broken plugin, not a missing feature.
+            Some(_) => Some(
+                wit_prompts::GuestIndices::new(&pre)
+                    .map_err(|e| LoadError::BadExport(format!("{e:#}")))?,
+            ),
+        };
+        Ok(Self {
+            pre,
+            tools,
+            prompts,
+        })
+    }
 }
 
 /// A compiled plugin, ready to be instantiated for each call.
@@ -83,6 +119,8 @@ pub struct Plugin {
     engine: Engine,
     exports: Exports,
     tools: Vec<ToolSpec>,
+    /// Prompts (`wharf:plugin` components that export `prompts` only).
+    prompts: Vec<PromptSpec>,
     /// Exported functions that are not tools (plain components only).
     skipped: Vec<SkippedFunction>,
     /// The names of the component's imports (`wasi:filesystem/types@0.2.0`, ...).
@@ -162,6 +200,7 @@ impl Runtime {
                 tools: Vec::new(),
             }),
             tools: Vec::new(),
+            prompts: Vec::new(),
             skipped: Vec::new(),
             imports,
             calls: CallSlots::new(limits.max_concurrent_calls),
@@ -204,9 +243,7 @@ impl Runtime {
             return Ok(plugin);
         }
 
-        let pre = ToolPluginPre::new(instance_pre)
-            .map_err(|e| LoadError::NotAToolPlugin(format!("{e:#}")))?;
-        plugin.exports = Exports::Wharf(pre);
+        plugin.exports = Exports::Wharf(WharfExports::new(instance_pre)?);
         let listed = plugin.list_tools().await.map_err(LoadError::ListTools)?;
         let mut tools: Vec<ToolSpec> = Vec::with_capacity(listed.len());
         for (tool_name, spec) in listed {
@@ -221,6 +258,10 @@ impl Runtime {
             }
         }
         plugin.tools = tools;
+        plugin.prompts = plugin
+            .list_prompts()
+            .await
+            .map_err(LoadError::ListPrompts)?;
         Ok(plugin)
     }
 }
@@ -258,6 +299,11 @@ impl Plugin {
     /// The tools it offers, in the order the plugin listed them.
     pub fn tools(&self) -> &[ToolSpec] {
         &self.tools
+    }
+
+    /// The prompts it offers, in the order the plugin listed them.
+    pub fn prompts(&self) -> &[PromptSpec] {
+        &self.prompts
     }
 
     /// Whether it implements `wharf:plugin` or is a plain component.
@@ -299,19 +345,12 @@ impl Plugin {
         arguments: &str,
         ctx: CallContext,
     ) -> Result<CallOutput, CallFailure> {
-        let own = self
-            .calls
-            .try_take()
-            .ok_or(CallFailure::PluginBusy(self.calls.limit()))?;
-        let all = self
-            .all_calls
-            .try_take()
-            .ok_or(CallFailure::ServerBusy(self.all_calls.limit()))?;
+        let slots = self.take_slots()?;
         let output = match &self.exports {
             Exports::Wharf(pre) => self.call_wharf(pre, tool, arguments, ctx).await?,
             Exports::Plain(plain) => self.call_plain(plain, tool, arguments, ctx).await?,
         };
-        drop((all, own));
+        drop(slots);
         let size = output.size_bytes();
         let limit = self.limits().max_output_bytes;
         if size > limit {
@@ -320,10 +359,24 @@ impl Plugin {
         Ok(output)
     }
 
+    /// A place in this plugin's and the server's concurrency limits, or the
+    /// reason there is none (requests are refused, not queued).
+    fn take_slots(&self) -> Result<(Slot, Slot), CallFailure> {
+        let own = self
+            .calls
+            .try_take()
+            .ok_or(CallFailure::PluginBusy(self.calls.limit()))?;
+        let all = self
+            .all_calls
+            .try_take()
+            .ok_or(CallFailure::ServerBusy(self.all_calls.limit()))?;
+        Ok((own, all))
+    }
+
     /// Runs `call-tool` of a `wharf:plugin` component.
     async fn call_wharf(
         &self,
-        pre: &ToolPluginPre<HostState>,
+        pre: &WharfExports,
         tool: &str,
         arguments: &str,
         ctx: CallContext,
@@ -332,12 +385,10 @@ impl Plugin {
         let arguments = arguments.to_owned();
         let mut store = self.new_store(ctx)?;
         let instance = self.instantiate_wharf(pre, &mut store).await?;
+        let tools = self.export(pre.tools.load(&mut store, &instance))?;
         let cancel = store.data().call_cancel();
         let outcome = guarded(&cancel, self.limits().timeout, async {
-            instance
-                .wharf_plugin_tools()
-                .call_call_tool(&mut store, tool, &arguments)
-                .await
+            tools.call_call_tool(&mut store, tool, &arguments).await
         })
         .await;
         let outcome = self.finish(&store, outcome)?;
@@ -416,12 +467,10 @@ impl Plugin {
         };
         let mut store = self.new_store(CallContext::default())?;
         let instance = self.instantiate_wharf(pre, &mut store).await?;
+        let tools = self.export(pre.tools.load(&mut store, &instance))?;
         let cancel = store.data().call_cancel();
         let outcome = guarded(&cancel, self.limits().timeout, async {
-            instance
-                .wharf_plugin_tools()
-                .call_list_tools(&mut store)
-                .await
+            tools.call_list_tools(&mut store).await
         })
         .await;
         let tools = self.finish(&store, outcome)?;
@@ -465,15 +514,20 @@ impl Plugin {
     /// An instance of a `wharf:plugin` component in `store`.
     async fn instantiate_wharf(
         &self,
-        pre: &ToolPluginPre<HostState>,
+        pre: &WharfExports,
         store: &mut Store<HostState>,
-    ) -> Result<ToolPlugin, CallFailure> {
+    ) -> Result<Instance, CallFailure> {
         let cancel = store.data().call_cancel();
         let instance = guarded(&cancel, self.limits().timeout, async {
-            pre.instantiate_async(&mut *store).await
+            pre.pre.instantiate_async(&mut *store).await
         })
         .await;
         self.finish(store, instance)
+    }
+
+    /// An export's functions, found in an instance (a type check, no guest code).
+    fn export<T>(&self, found: wasmtime::Result<T>) -> Result<T, CallFailure> {
+        found.map_err(|e| CallFailure::Setup(format!("{e:#}")))
     }
 
     /// Turns the outcome of guest code into a value or the failure that stopped it,
@@ -520,3 +574,5 @@ async fn guarded<T>(
 
 #[cfg(test)]
 mod tests;
+
+mod prompts;

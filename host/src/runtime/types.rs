@@ -58,6 +58,40 @@ pub enum ContentItem {
     },
 }
 
+impl ContentItem {
+    /// What the item weighs, for the output limit: text, binary data before
+    /// base64, and the fields of links and embedded resources.
+    pub fn size_bytes(&self) -> usize {
+        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        match self {
+            ContentItem::Text(text) => text.len(),
+            ContentItem::Image { data, mime_type } | ContentItem::Audio { data, mime_type } => {
+                data.len() + mime_type.len()
+            }
+            ContentItem::ResourceLink {
+                uri,
+                name,
+                title,
+                description,
+                mime_type,
+                ..
+            } => uri.len() + name.len() + opt(title) + opt(description) + opt(mime_type),
+            ContentItem::EmbeddedResource {
+                uri,
+                mime_type,
+                body,
+            } => {
+                uri.len()
+                    + opt(mime_type)
+                    + match body {
+                        ResourceBody::Text(text) => text.len(),
+                        ResourceBody::Blob(data) => data.len(),
+                    }
+            }
+        }
+    }
+}
+
 /// The contents of an embedded resource.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ResourceBody {
@@ -80,36 +114,7 @@ impl CallOutput {
     /// item (text, binary data before base64, a link's fields) plus the structured
     /// content as JSON text.
     pub fn size_bytes(&self) -> usize {
-        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
-        let content: usize =
-            self.content
-                .iter()
-                .map(|item| match item {
-                    ContentItem::Text(text) => text.len(),
-                    ContentItem::Image { data, mime_type }
-                    | ContentItem::Audio { data, mime_type } => data.len() + mime_type.len(),
-                    ContentItem::ResourceLink {
-                        uri,
-                        name,
-                        title,
-                        description,
-                        mime_type,
-                        ..
-                    } => uri.len() + name.len() + opt(title) + opt(description) + opt(mime_type),
-                    ContentItem::EmbeddedResource {
-                        uri,
-                        mime_type,
-                        body,
-                    } => {
-                        uri.len()
-                            + opt(mime_type)
-                            + match body {
-                                ResourceBody::Text(text) => text.len(),
-                                ResourceBody::Blob(data) => data.len(),
-                            }
-                    }
-                })
-                .sum();
+        let content: usize = self.content.iter().map(ContentItem::size_bytes).sum();
         let structured = self
             .structured
             .as_ref()

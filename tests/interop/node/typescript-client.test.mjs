@@ -45,7 +45,19 @@ async function exercise(client) {
   assert.match(result.content[0].text, /^Invalid arguments for tool `echo_echo`/);
 
   assert.deepEqual((await client.listResources()).resources, []);
-  assert.deepEqual((await client.listPrompts()).prompts, []);
+  const { prompts } = await client.listPrompts();
+  assert.deepEqual(prompts.map((prompt) => prompt.name), ['textstats_summarize']);
+  const prompt = await client.getPrompt({
+    name: 'textstats_summarize',
+    arguments: { text: 'One two three.', length: 'short' },
+  });
+  assert.equal(prompt.messages[0].role, 'user');
+  assert.match(prompt.messages[0].content.text, /^Summarize the following text in one sentence/);
+  const { completion } = await client.complete({
+    ref: { type: 'ref/prompt', name: 'textstats_summarize' },
+    argument: { name: 'length', value: 'l' },
+  });
+  assert.deepEqual(completion.values, ['long']);
 }
 
 for (const [mode, { versionNegotiation, expected }] of Object.entries(MODES)) {
