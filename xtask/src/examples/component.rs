@@ -78,9 +78,13 @@ pub fn new(module: &[u8], adapter: Adapter) -> Result<Vec<u8>> {
     match adapter {
         Adapter::None => {}
         Adapter::Reactor | Adapter::ReactorReallocViaMemoryGrow => {
-            let adapter = strip_module(WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER)?;
+            // Not stripped: wit-component finds the adapter's stack pointer by
+            // its entry in the name section (without it the adapter faults).
             encoder
-                .adapter(WASI_SNAPSHOT_PREVIEW1_ADAPTER_NAME, &adapter)
+                .adapter(
+                    WASI_SNAPSHOT_PREVIEW1_ADAPTER_NAME,
+                    WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER,
+                )
                 .context("adding the WASI preview-1 reactor adapter")?;
         }
     }
