@@ -227,6 +227,14 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 /// toolchain's known extras, and nothing else.
 fn check_exports(example: &Example, component: &[u8]) -> Result<()> {
     let wit = component::Wit::load(&example.source_dir().join("wit"), example.world)?;
+    let undocumented = wit.undocumented();
+    if !undocumented.is_empty() {
+        bail!(
+            "{}: give these a doc comment in wit/ (they become tool descriptions): {}",
+            example.name,
+            undocumented.join(", ")
+        );
+    }
     let mut expected = wit.exported_functions();
     expected.extend(
         example
@@ -244,4 +252,86 @@ fn check_exports(example: &Example, component: &[u8]) -> Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::component::{self, Wit};
+    use super::*;
+
+    fn example(name: &str) -> &'static Example {
+        EXAMPLES.iter().find(|e| e.name == name).unwrap()
+    }
+
+    /// The WAT example needs no toolchain: build it and check what it is.
+    #[test]
+    fn wat_add_is_a_tiny_component_exporting_add() {
+        let example = example("wat-add");
+        let bytes = languages::build(example).unwrap();
+        let decoded = component::decode(&bytes).unwrap();
+        assert_eq!(decoded.exports, BTreeSet::from(["add".to_string()]));
+        assert!(decoded.imports.is_empty(), "{:?}", decoded.imports);
+        assert!(bytes.len() < 1000, "{} bytes", bytes.len());
+        check_exports(example, &bytes).unwrap();
+    }
+
+    /// A component built for one world does not pass as another example.
+    #[test]
+    fn a_component_with_other_exports_is_refused() {
+        let bytes = languages::build(example("wat-add")).unwrap();
+        let error = check_exports(example("go-roman"), &bytes).unwrap_err();
+        let message = format!("{error:#}");
+        assert!(
+            message.contains("missing {\"from-roman\", \"to-roman\"}"),
+            "{message}"
+        );
+        assert!(message.contains("unexpected {\"add\"}"), "{message}");
+    }
+
+    /// Every example documents its world, functions and types, and its world
+    /// exports what the table above says.
+    #[test]
+    fn every_example_wit_is_documented() {
+        for example in EXAMPLES {
+            let wit = Wit::load(&example.source_dir().join("wit"), example.world).unwrap();
+            assert_eq!(wit.undocumented(), Vec::<String>::new(), "{}", example.name);
+            assert!(!wit.exported_functions().is_empty(), "{}", example.name);
+        }
+    }
+
+    #[test]
+    fn missing_docs_are_named() {
+        let dir = std::env::temp_dir().join(format!("xtask-wit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("w.wit"),
+            "package a:b;\n/// Documented.\nworld w {\n  record r { x: u32 }\n  \
+             /// Documented.\n  export f: func(v: r);\n  export g: func();\n}\n",
+        )
+        .unwrap();
+        let wit = Wit::load(&dir, "w").unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(wit.undocumented(), ["type r", "function g"]);
+    }
+
+    #[test]
+    fn stripping_keeps_code_and_component_type() {
+        let core = wat::parse_str(
+            r#"(module (@custom "name-ish" "x") (@custom "component-type:w" "y")
+                 (func (export "f") (result i32) i32.const 7))"#,
+        )
+        .unwrap();
+        let stripped = component::strip_module(&core).unwrap();
+        let names: Vec<String> = wasmparser::Parser::new(0)
+            .parse_all(&stripped)
+            .filter_map(|p| match p.unwrap() {
+                wasmparser::Payload::CustomSection(c) => Some(c.name().to_string()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, ["component-type:w"]);
+        wasmparser::Validator::new()
+            .validate_all(&stripped)
+            .unwrap();
+    }
 }

@@ -33,6 +33,47 @@ impl Wit {
     pub fn exported_functions(&self) -> BTreeSet<String> {
         exported_functions(&self.resolve, self.world)
     }
+
+    /// The world, exported interfaces, functions and types that have no doc
+    /// comment (Wharf turns the comments into tool descriptions).
+    pub fn undocumented(&self) -> Vec<String> {
+        let resolve = &self.resolve;
+        let world = &resolve.worlds[self.world];
+        let mut missing = Vec::new();
+        if world.docs.contents.is_none() {
+            missing.push(format!("world {}", world.name));
+        }
+        let check_type = |id: wit_parser::TypeId, missing: &mut Vec<String>| {
+            let ty = &resolve.types[id];
+            if ty.docs.contents.is_none() {
+                missing.push(format!("type {}", ty.name.as_deref().unwrap_or("?")));
+            }
+        };
+        for (key, item) in world.imports.iter().chain(&world.exports) {
+            match item {
+                WorldItem::Function(function) if function.docs.contents.is_none() => {
+                    missing.push(format!("function {}", function.name));
+                }
+                WorldItem::Type { id, .. } => check_type(*id, &mut missing),
+                WorldItem::Interface { id, .. } => {
+                    let interface = &resolve.interfaces[*id];
+                    if interface.docs.contents.is_none() {
+                        missing.push(format!("interface {}", resolve.name_world_key(key)));
+                    }
+                    for function in interface.functions.values() {
+                        if function.docs.contents.is_none() {
+                            missing.push(format!("function {}", function.name));
+                        }
+                    }
+                    for id in interface.types.values() {
+                        check_type(*id, &mut missing);
+                    }
+                }
+                WorldItem::Function(_) => {}
+            }
+        }
+        missing
+    }
 }
 
 /// `wasm-tools component embed`: the world's type information goes into a custom
