@@ -98,14 +98,20 @@ impl Example {
     }
 }
 
-/// Builds every example (or those named in `only`) into `target/plugins/`, with
-/// the docs embedded by `wharf_bin`. Returns the paths written.
-pub fn build(wharf_bin: &Path, only: &[String]) -> Result<Vec<PathBuf>> {
+/// Fails unless every name in `only` is an example.
+pub fn check_names(only: &[String]) -> Result<()> {
     for name in only {
         if !EXAMPLES.iter().any(|example| example.name == name) {
             bail!("no example named `{name}`; the examples are {}", names());
         }
     }
+    Ok(())
+}
+
+/// Builds every example (or those named in `only`) into `target/plugins/`, with
+/// the docs embedded by `wharf_bin`. Returns the paths written.
+pub fn build(wharf_bin: &Path, only: &[String]) -> Result<Vec<PathBuf>> {
+    check_names(only)?;
     let out_dir = root().join("target/plugins");
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let mut written = Vec::new();

@@ -54,6 +54,7 @@ fn main() -> Result<()> {
     match Cli::parse().task {
         Task::Plugins => build_plugins(),
         Task::Examples { names, print_wit } => {
+            examples::check_names(&names)?;
             examples::build(&build_wharf()?, &names)?;
             if print_wit {
                 examples::print_wit(&names)?;
