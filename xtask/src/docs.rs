@@ -1,19 +1,31 @@
-//! Carrying WIT doc comments into a built component, so that Wharf can describe
-//! a plain component's tools. No component toolchain keeps the comments; they go
-//! into a `package-docs` custom section, written by `wharf embed-docs`.
+//! Carrying WIT doc comments into built components, so Wharf can show them as
+//! tool descriptions (toolchains drop them; see `wharf embed-docs`).
 
 use std::path::Path;
+use std::process::Command;
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 
-/// Embeds the doc comments of the WIT in `wit_dir` into `component`, in place,
-/// with `wharf embed-docs --wit WIT_DIR IN.wasm -o OUT.wasm`.
-///
-/// TODO-at-merge: this is a placeholder on the `langs` branch. The `plain` branch
-/// owns `wharf embed-docs` and the real body of this function (same signature);
-/// take that version when merging. Until then the components keep no docs, and
-/// this does nothing.
+/// Writes the doc comments of the WIT folder `wit_dir` into `component`, in
+/// place, by running `wharf embed-docs` (the package's only world is used).
 pub fn embed_docs(wharf_bin: &Path, component: &Path, wit_dir: &Path) -> Result<()> {
-    let _ = (wharf_bin, component, wit_dir);
+    let output = Command::new(wharf_bin)
+        .arg("embed-docs")
+        .arg("--wit")
+        .arg(wit_dir)
+        .arg(component)
+        .arg("-o")
+        .arg(component)
+        .env("WHARF_LOG", "warn")
+        .output()
+        .with_context(|| format!("starting {}", wharf_bin.display()))?;
+    if !output.status.success() {
+        bail!(
+            "embedding the docs of {} into {} failed: {}",
+            wit_dir.display(),
+            component.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
     Ok(())
 }
