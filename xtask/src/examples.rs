@@ -202,8 +202,11 @@ fn stamp(example: &Example, toolchain: &str) -> Result<String> {
     let mut inputs = vec![xtask.join("Cargo.toml"), xtask.join("src/examples.rs")];
     files_under(&xtask.join("src/examples"), &mut inputs)?;
     files_under(&example.source_dir(), &mut inputs)?;
+    let root = root();
     for file in inputs {
-        hasher.update(file.to_string_lossy().as_bytes());
+        // Relative paths: the same sources in another checkout have the same stamp.
+        let name = file.strip_prefix(&root).unwrap_or(&file);
+        hasher.update(name.to_string_lossy().as_bytes());
         hasher.update([0]);
         hasher.update(std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?);
         hasher.update([0]);
