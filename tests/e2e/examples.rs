@@ -194,6 +194,23 @@ fn c_checksum() {
         assert_result(&mut wharf, id, checksum, args, &text, json!(sum));
     }
     let format = "c-checksum_hash.format-checksum";
+    // Variant cases without a payload are `{"case": null}`.
+    assert_result(
+        &mut wharf,
+        9,
+        format,
+        json!({"text": "hello", "algorithm": "crc32", "format": {"hex": null}}),
+        "3610a686",
+        json!("3610a686"),
+    );
+    assert_result(
+        &mut wharf,
+        10,
+        format,
+        json!({"text": "hello", "algorithm": "adler32", "format": {"decimal": null}}),
+        "103547413",
+        json!("103547413"),
+    );
     assert_result(
         &mut wharf,
         5,
