@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
 mod docs;
+mod examples;
 mod interop;
 
 /// Wharf's development tasks.
@@ -22,6 +23,15 @@ enum Task {
     /// Build the example plugins into target/plugins and the test plugins into
     /// target/test-plugins.
     Plugins,
+    /// Build the example plugins in JavaScript, Python, C, Go and WAT into
+    /// target/plugins (each rebuilt only when its sources or toolchain changed).
+    Examples {
+        /// Only these examples (folder names under plugins/, e.g. `wat-add`).
+        names: Vec<String>,
+        /// Print the WIT, exports and imports decoded from the built components.
+        #[arg(long)]
+        print_wit: bool,
+    },
     /// Build Wharf and the example plugins, then serve them over stdio.
     Demo,
     /// Everything CI checks: formatting, clippy, plugins, unit and end-to-end
@@ -55,6 +65,14 @@ const PLUGIN_PROFILE: &str = "plugin";
 fn main() -> Result<()> {
     match Cli::parse().task {
         Task::Plugins => build_plugins(),
+        Task::Examples { names, print_wit } => {
+            examples::check_names(&names)?;
+            examples::build(&build_wharf()?, &names)?;
+            if print_wit {
+                examples::print_wit(&names)?;
+            }
+            Ok(())
+        }
         Task::Demo => demo(),
         Task::Test => test(),
         Task::Interop => {
@@ -142,10 +160,16 @@ fn copy_plugins(from: &Path, names: &[&str], to: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `cargo build -p wharf` (debug); returns the binary's path.
+fn build_wharf() -> Result<PathBuf> {
+    run(cargo().args(["build", "-p", "wharf"]))?;
+    Ok(root().join("target/debug/wharf"))
+}
+
 fn demo() -> Result<()> {
     build_plugins()?;
-    run(cargo().args(["build", "-p", "wharf"]))?;
-    let wharf = root().join("target/debug/wharf");
+    let wharf = build_wharf()?;
+    examples::build(&wharf, &[])?;
     let plugins = root().join("target/plugins");
     eprintln!(
         "\nxtask: serving the example plugins over stdio. Type JSON-RPC lines, or connect a client:\n\
@@ -176,6 +200,7 @@ fn test() -> Result<()> {
         "warnings",
     ]))?;
     build_plugins()?;
+    examples::build(&build_wharf()?, &[])?;
     let mut clippy_wasm = cargo();
     clippy_wasm.args([
         "clippy",

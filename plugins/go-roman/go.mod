@@ -1,0 +1,3 @@
+module wharf.example/go-roman
+
+go 1.27

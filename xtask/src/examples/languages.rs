@@ -1,0 +1,134 @@
+//! The build steps of each language, from an example's sources to component
+//! bytes. Each example's entry file is `app.EXT` beside its `wit/` folder.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, Result};
+
+use super::component::{self, Adapter, Wit};
+use super::toolchains::{self, WASI_SYSROOT};
+use super::{Example, Language};
+use crate::run;
+
+/// Builds `example` with its language's toolchain (already prepared).
+pub fn build(example: &Example) -> Result<Vec<u8>> {
+    let source = example.source_dir();
+    let work = example.work_dir();
+    match example.language {
+        Language::Wat => wat(&source, example.world),
+        Language::C => c(&source, &work, example.world),
+        Language::Go => go(&source, &work, example.world),
+        Language::Python => python(&source, &work, example.world),
+        Language::JavaScript => javascript(&source, &work, example.world),
+    }
+}
+
+/// `wasm-tools parse app.wat`, `component embed wit`, `component new`.
+fn wat(source: &Path, world: &str) -> Result<Vec<u8>> {
+    let core = wat::parse_file(source.join("app.wat")).context("parsing app.wat")?;
+    let wit = Wit::load(&source.join("wit"), world)?;
+    component::new(&component::embed(&core, &wit)?, Adapter::None)
+}
+
+/// `wit-bindgen c wit --world WORLD --out-dir gen`, clang-19 for wasm32-wasi as a
+/// reactor, then `component new --adapt wasi_snapshot_preview1=REACTOR`.
+fn c(source: &Path, work: &Path, world: &str) -> Result<Vec<u8>> {
+    let Wit {
+        mut resolve,
+        world: world_id,
+    } = Wit::load(&source.join("wit"), world)?;
+    let gen_dir = work.join("gen");
+    std::fs::create_dir_all(&gen_dir)?;
+    let mut files = wit_bindgen_core::Files::default();
+    wit_bindgen_c::Opts::default()
+        .build()
+        .generate(&mut resolve, world_id, &mut files)
+        .context("generating the C bindings")?;
+    let mut inputs = vec![source.join("app.c")];
+    for (name, contents) in files.iter() {
+        let path = gen_dir.join(name);
+        std::fs::write(&path, contents).with_context(|| format!("writing {}", path.display()))?;
+        if name.ends_with(".c") || name.ends_with(".o") {
+            inputs.push(path);
+        }
+    }
+    let core = work.join("core.wasm");
+    run(Command::new("clang-19")
+        .args([
+            "--target=wasm32-wasi",
+            "-O2",
+            "-mexec-model=reactor",
+            "-Wall",
+            "-Werror",
+            "-fuse-ld=lld",
+        ])
+        .arg(format!("--sysroot={WASI_SYSROOT}"))
+        .arg("-I")
+        .arg(&gen_dir)
+        .arg("-o")
+        .arg(&core)
+        .args(&inputs))?;
+    let core = std::fs::read(&core)?;
+    component::new(&component::strip_module(&core)?, Adapter::Reactor)
+}
+
+/// `GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared`, `component embed`,
+/// then `component new --adapt … --realloc-via-memory-grow`.
+fn go(source: &Path, work: &Path, world: &str) -> Result<Vec<u8>> {
+    let core = work.join("core.wasm");
+    run(Command::new(toolchains::go())
+        .args([
+            "build",
+            "-buildmode=c-shared",
+            "-trimpath",
+            "-ldflags=-s -w",
+            "-o",
+        ])
+        .arg(&core)
+        .arg(".")
+        .current_dir(source)
+        .env("GOOS", "wasip1")
+        .env("GOARCH", "wasm")
+        // Offline and reproducible: no module downloads, no toolchain switching.
+        .env("GOTOOLCHAIN", "local")
+        .env("GOPROXY", "off")
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOCACHE", work.join("go-cache"))
+        .env("GOPATH", work.join("go-path")))?;
+    let wit = Wit::load(&source.join("wit"), world)?;
+    let core = component::strip_module(&std::fs::read(&core)?)?;
+    component::new(
+        &component::embed(&core, &wit)?,
+        Adapter::ReactorReallocViaMemoryGrow,
+    )
+}
+
+/// `componentize-py -d wit -w WORLD componentize app -o OUT`.
+fn python(source: &Path, work: &Path, world: &str) -> Result<Vec<u8>> {
+    let out = work.join("componentize-py.wasm");
+    run(Command::new(toolchains::componentize_py())
+        .args(["-d", "wit", "-w", world, "componentize", "app", "-o"])
+        .arg(&out)
+        .current_dir(source)
+        .env("PYTHONDONTWRITEBYTECODE", "1"))?;
+    std::fs::read(&out).with_context(|| format!("reading {}", out.display()))
+}
+
+/// `jco componentize app.js --wit wit --world-name WORLD --out OUT`.
+fn javascript(source: &Path, work: &Path, world: &str) -> Result<Vec<u8>> {
+    let out = work.join("jco.wasm");
+    run(Command::new(toolchains::jco(source))
+        .args([
+            "componentize",
+            "app.js",
+            "--wit",
+            "wit",
+            "--world-name",
+            world,
+            "--out",
+        ])
+        .arg(&out)
+        .current_dir(source))?;
+    std::fs::read(&out).with_context(|| format!("reading {}", out.display()))
+}
