@@ -551,8 +551,9 @@ fn mcp_tool(tool: &ExposedTool) -> Tool {
     out
 }
 
-/// The MCP result of a call that ran to completion.
-fn mcp_result(output: CallOutput) -> CallToolResult {
+/// The MCP result of a call that ran to completion. Public so that the
+/// overhead benchmark (`host/benches/overhead.rs`) can time this step alone.
+pub fn mcp_result(output: CallOutput) -> CallToolResult {
     let b64 = |data: &[u8]| base64::engine::general_purpose::STANDARD.encode(data);
     let mut content: Vec<ContentBlock> = output
         .content
