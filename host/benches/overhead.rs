@@ -25,7 +25,9 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use rmcp::model::{ClientJsonRpcMessage, NumberOrString, ServerJsonRpcMessage, ServerResult};
 use serde_json::json;
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
+use wasmtime::{
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store,
+};
 use wharf::registry::{Registry, ToolSet};
 use wharf::runtime::{CallContext, Runtime, RuntimeOptions};
 
@@ -121,7 +123,7 @@ fn overhead(c: &mut Criterion) {
     group.finish();
 }
 
-/// An engine configured as Wharf's (fuel, epochs, pooling) and an `InstancePre`
+/// An engine configured as Wharf's (fuel, epochs, the same pool settings) and an `InstancePre`
 /// of the component with every import a trap: instantiation with nothing of
 /// Wharf around it.
 fn bare_instance_pre(bytes: &[u8]) -> (Engine, wasmtime::component::InstancePre<()>) {
@@ -137,7 +139,9 @@ fn bare_instance_pre(bytes: &[u8]) -> (Engine, wasmtime::component::InstancePre<
         .total_stacks(4)
         .total_gc_heaps(4)
         .max_memory_size(256 << 20)
-        .linear_memory_keep_resident(0)
+        .linear_memory_keep_resident(2 << 20)
+        .table_keep_resident(2 << 20)
+        .pagemap_scan(Enabled::Auto)
         .max_unused_warm_slots(4);
     let mut config = Config::new();
     config

@@ -21,10 +21,10 @@ pub struct ServerCmd {
 impl ServerCmd {
     fn command(&self, extra: &[String]) -> Command {
         let mut cmd = Command::new(&self.program);
-        cmd.args(&self.args)
-            .args(extra)
-            // Wharf logs at info per start, nothing per call; keep it that way.
-            .env("WHARF_LOG", "warn");
+        // Wharf runs with its default log filter (`wharf=info,warn`): a few
+        // lines at start-up, none per call. A wider filter (`info` for every
+        // crate) would make rmcp and hyper spans cost Wharf time per request.
+        cmd.args(&self.args).args(extra).env_remove("WHARF_LOG");
         cmd
     }
 }
@@ -89,7 +89,6 @@ impl HttpServer {
     pub fn start(server: &ServerCmd) -> Result<Self> {
         let mut child = server
             .command(&["--http".into(), "127.0.0.1:0".into()])
-            .env("WHARF_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
