@@ -445,19 +445,25 @@ impl ServerHandler for WharfServer {
             .into());
         }
 
-        let (events_tx, events_rx) = mpsc::unbounded_channel();
-        let forwarder = tokio::spawn(forward_events(
-            events_rx,
-            EventRoute {
-                progress_token: context.meta.get_progress_token(),
-                log_level: self.wanted_log_level(&context),
-                logger: tool.plugin().name().to_string(),
-            },
-            context.peer.clone(),
-        ));
+        let route = EventRoute {
+            progress_token: context.meta.get_progress_token(),
+            log_level: self.wanted_log_level(&context),
+            logger: tool.plugin().name().to_string(),
+        };
+        // The forwarder would drop every event of a request that asked for
+        // neither progress nor logs (the usual case): skip its task and channel,
+        // a spawn and a cross-thread wake-up per call. Plugin logs still reach
+        // Wharf's own log from the runtime.
+        let (events, forwarder) = if route.progress_token.is_none() && route.log_level.is_none() {
+            (None, None)
+        } else {
+            let (events_tx, events_rx) = mpsc::unbounded_channel();
+            let forwarder = tokio::spawn(forward_events(events_rx, route, context.peer.clone()));
+            (Some(events_tx), Some(forwarder))
+        };
         let call = CallContext {
             cancel: context.ct.clone(),
-            events: Some(events_tx),
+            events,
         };
         let outcome = tool
             .plugin()
@@ -465,7 +471,9 @@ impl ServerHandler for WharfServer {
             .await;
         // The sender is gone with the call context, so this ends once every
         // report has been sent, before the result goes out.
-        let _ = forwarder.await;
+        if let Some(forwarder) = forwarder {
+            let _ = forwarder.await;
+        }
         let failed = !matches!(&outcome, Ok(output) if !output.is_error);
         timer.finish(if failed {
             CallOutcome::Error
@@ -773,8 +781,9 @@ fn mcp_content(item: ContentItem) -> ContentBlock {
     }
 }
 
-/// The MCP result of a call that ran to completion.
-fn mcp_result(output: CallOutput) -> CallToolResult {
+/// The MCP result of a call that ran to completion. Public so that the
+/// overhead benchmark (`host/benches/overhead.rs`) can time this step alone.
+pub fn mcp_result(output: CallOutput) -> CallToolResult {
     let mut content: Vec<ContentBlock> = output.content.into_iter().map(mcp_content).collect();
     // MCP asks servers that return structured content to mirror it as text, for
     // clients that only read `content`.

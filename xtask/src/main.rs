@@ -41,8 +41,15 @@ enum Task {
     /// Only the client interop tests and the conformance suite, against a fresh
     /// debug build of Wharf and the plugins.
     Interop,
-    /// Benchmarks (optimised build): reload latency; results under target/bench.
-    Bench,
+    /// Benchmarks (optimised `--release` build): Wharf against a native rmcp
+    /// server (latency, throughput, cold start, memory), the overhead split, and
+    /// reload latency. Prints a table; writes target/bench/results.json and
+    /// results.png.
+    Bench {
+        /// Shorter phases and fewer repetitions (a minute or two; noisier).
+        #[arg(long)]
+        quick: bool,
+    },
 }
 
 /// Example plugins: (cargo package, output name).
@@ -56,6 +63,10 @@ const PLAIN_PLUGINS: &[(&str, &str)] = &[
     ("plugins/units.wasm", "plugins/units/wit"),
     ("test-plugins/shapes.wasm", "tests/plugins/shapes/wit"),
 ];
+/// Plugins that exist only for `cargo xtask bench` (bench/plugins).
+const BENCH_PLUGINS: &[&str] = &["compute"];
+/// The benchmark's own binaries: the native baseline and the load driver.
+const BENCH_BINARIES: &[&str] = &["wharf-bench-baseline", "wharf-bench-driver"];
 const WASM_TARGET: &str = "wasm32-wasip2";
 /// A request to paste into the demo.
 const EXAMPLE_REQUEST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
@@ -81,7 +92,7 @@ fn main() -> Result<()> {
             python_interop()?;
             interop::node()
         }
-        Task::Bench => bench(),
+        Task::Bench { quick } => bench(quick),
     }
 }
 
@@ -146,6 +157,24 @@ fn build_plugins() -> Result<()> {
         eprintln!("xtask: docs embedded in {}", component.display());
     }
     Ok(())
+}
+
+/// Builds the bench plugins into target/bench/plugins.
+fn build_bench_plugins() -> Result<()> {
+    let mut cmd = cargo();
+    cmd.args([
+        "build",
+        "--profile",
+        PLUGIN_PROFILE,
+        "--target",
+        WASM_TARGET,
+    ]);
+    for package in BENCH_PLUGINS {
+        cmd.args(["-p", package]);
+    }
+    run(&mut cmd)?;
+    let built = root().join("target").join(WASM_TARGET).join(PLUGIN_PROFILE);
+    copy_plugins(&built, BENCH_PLUGINS, &root().join("target/bench/plugins"))
 }
 
 fn copy_plugins(from: &Path, names: &[&str], to: &Path) -> Result<()> {
@@ -254,13 +283,63 @@ fn python_interop() -> Result<()> {
         .env("WHARF_TEST_PLUGINS", root().join("target/plugins")))
 }
 
-fn bench() -> Result<()> {
+/// Everything of issue 9 in one run, on one machine, all from `--release`
+/// builds (not the fat-LTO `dist` profile): the criterion overhead split, the
+/// reload benchmark, then the driver, which measures Wharf against the native
+/// baseline and writes the table, results.json and results.png.
+fn bench(quick: bool) -> Result<()> {
     build_plugins()?;
-    run(cargo()
-        .args(["bench", "-p", "wharf", "--bench", "reload"])
-        .env("WHARF_TEST_PLUGINS", root().join("target/plugins"))
-        .env(
-            "WHARF_TEST_HOSTILE_PLUGINS",
-            root().join("target/test-plugins"),
-        ))
+    build_bench_plugins()?;
+    // Two invocations: built together, Cargo would unify the bench crates'
+    // features into wharf's dependency tree and build a second wharf.
+    run(cargo().args(["build", "--release", "-p", "wharf"]))?;
+    let mut build = cargo();
+    build.args(["build", "--release"]);
+    for binary in BENCH_BINARIES {
+        build.args(["-p", binary]);
+    }
+    run(&mut build)?;
+    let out = root().join("target/bench");
+    std::fs::create_dir_all(&out).context("creating target/bench")?;
+    let plugin_env = |cmd: &mut Command| {
+        cmd.env("WHARF_TEST_PLUGINS", root().join("target/plugins"))
+            .env(
+                "WHARF_TEST_HOSTILE_PLUGINS",
+                root().join("target/test-plugins"),
+            );
+    };
+
+    let mut overhead = cargo();
+    overhead.args(["bench", "-p", "wharf", "--bench", "overhead", "--"]);
+    if quick {
+        overhead.args(["--warm-up-time", "1", "--measurement-time", "2"]);
+    }
+    plugin_env(&mut overhead);
+    run(&mut overhead)?;
+
+    let mut reload = cargo();
+    reload.args(["bench", "-p", "wharf", "--bench", "reload"]);
+    plugin_env(&mut reload);
+    run(&mut reload)?;
+
+    let release = root().join("target/release");
+    let mut driver = Command::new(release.join("wharf-bench-driver"));
+    driver
+        .arg("--wharf")
+        .arg(release.join("wharf"))
+        .arg("--baseline")
+        .arg(release.join("wharf-bench-baseline"))
+        .arg("--echo")
+        .arg(root().join("target/plugins/echo.wasm"))
+        .arg("--compute")
+        .arg(out.join("plugins/compute.wasm"))
+        .arg("--criterion")
+        .arg(root().join("target/criterion"))
+        .arg("--out")
+        .arg(&out)
+        .current_dir(root());
+    if quick {
+        driver.arg("--quick");
+    }
+    run(&mut driver)
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use wasmtime::component::{HasSelf, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::admission::CallSlots;
 use super::bindings::Plugin as PluginWorld;
@@ -164,10 +164,21 @@ fn pool_config(max_concurrent_calls: usize, ceilings: &Ceilings) -> PoolingAlloc
         .total_stacks(slots)
         .total_gc_heaps(slots)
         .max_memory_size(ceilings.memory_bytes)
-        .linear_memory_keep_resident(0)
+        // A finished call's dirty pages, up to these sizes, are zeroed in place
+        // (found with PAGEMAP_SCAN on Linux 6.7+) rather than dropped with
+        // madvise: the next call on the slot then takes no page faults and the
+        // process no TLB-shootdown IPIs. Beyond them, and on older kernels
+        // (memset of the whole prefix), memory goes back to the kernel as before.
+        .linear_memory_keep_resident(KEEP_RESIDENT)
+        .table_keep_resident(KEEP_RESIDENT)
+        .pagemap_scan(Enabled::Auto)
         .max_unused_warm_slots(slots.min(8));
     pool
 }
+
+/// How much of a pooled memory or table stays resident between calls (see
+/// [`pool_config`]); a Rust guest's stack, data and first heap pages fit.
+const KEEP_RESIDENT: usize = 2 << 20;
 
 impl Drop for Runtime {
     fn drop(&mut self) {

@@ -1,0 +1,362 @@
+//! Driving tools/call load: sequential round trips over stdio, and N concurrent
+//! keep-alive clients over HTTP. Both servers get the same bytes.
+//!
+//! Requests are 2026-07-28 (stateless) ones: `_meta` in every request, no
+//! handshake, the `MCP-Protocol-Version`/`Mcp-Method`/`Mcp-Name` headers on HTTP,
+//! as `tests/e2e/harness.rs` sends them. Both rmcp and Wharf accept them.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::proc::StdioServer;
+
+/// The protocol revision of every request.
+pub const MODERN: &str = "2026-07-28";
+
+/// A tool and the arguments it is called with.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    /// Short label: `trivial` or `compute`.
+    pub label: &'static str,
+    pub tool: &'static str,
+    pub arguments: Value,
+}
+
+/// How long to warm up and to measure.
+#[derive(Debug, Clone, Copy)]
+pub struct Phases {
+    pub warmup: Duration,
+    pub measure: Duration,
+}
+
+/// Latency distribution and rate of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadResult {
+    pub requests: usize,
+    pub errors: usize,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub mean_us: f64,
+    pub throughput_rps: f64,
+}
+
+impl LoadResult {
+    fn from_samples(mut nanos: Vec<u64>, errors: usize, window: Duration) -> Self {
+        nanos.sort_unstable();
+        let pick = |q: f64| {
+            if nanos.is_empty() {
+                return f64::NAN;
+            }
+            nanos[((nanos.len() - 1) as f64 * q).round() as usize] as f64 / 1e3
+        };
+        let mean = if nanos.is_empty() {
+            f64::NAN
+        } else {
+            nanos.iter().sum::<u64>() as f64 / nanos.len() as f64 / 1e3
+        };
+        Self {
+            requests: nanos.len(),
+            errors,
+            p50_us: pick(0.5),
+            p99_us: pick(0.99),
+            mean_us: mean,
+            throughput_rps: nanos.len() as f64 / window.as_secs_f64(),
+        }
+    }
+}
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "wharf-bench", "version": "0"}
+    })
+}
+
+/// The JSON-RPC body of one `tools/call`.
+pub fn call_body(id: u64, workload: &Workload) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "tools/call",
+        "params": {"name": workload.tool, "arguments": workload.arguments, "_meta": meta()}
+    }))
+    .expect("serialisable")
+}
+
+/// The JSON-RPC body of a `tools/list`.
+pub fn list_body(id: u64) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {"_meta": meta()}
+    }))
+    .expect("serialisable")
+}
+
+/// Whether a response body is a successful tool result (not a JSON-RPC error,
+/// not `isError: true`).
+pub fn is_success(body: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(body).is_ok_and(|v| {
+        v.get("result")
+            .is_some_and(|r| r.get("isError") != Some(&Value::Bool(true)))
+    })
+}
+
+/// One client, one request at a time, over the server's stdin/stdout.
+pub fn stdio_run(
+    server: &mut StdioServer,
+    workload: &Workload,
+    phases: Phases,
+) -> Result<LoadResult> {
+    let mut id = 0u64;
+    let mut next = |server: &mut StdioServer| -> Result<(u64, bool)> {
+        id += 1;
+        let mut line = call_body(id, workload);
+        line.push(b'\n');
+        let started = Instant::now();
+        let reply = server.round_trip(&line)?;
+        let took = started.elapsed().as_nanos() as u64;
+        Ok((took, is_success(reply.as_bytes())))
+    };
+    // The first call must work, or every number after it is meaningless.
+    let (_, ok) = next(server)?;
+    if !ok {
+        bail!("the first {} call failed", workload.tool);
+    }
+    let warm_end = Instant::now() + phases.warmup;
+    while Instant::now() < warm_end {
+        next(server)?;
+    }
+    let mut samples = Vec::new();
+    let mut errors = 0;
+    let started = Instant::now();
+    let end = started + phases.measure;
+    while Instant::now() < end {
+        let (took, ok) = next(server)?;
+        samples.push(took);
+        errors += usize::from(!ok);
+    }
+    Ok(LoadResult::from_samples(samples, errors, started.elapsed()))
+}
+
+/// `clients` keep-alive connections, each sending its next request as soon as
+/// the previous answer arrived (closed loop), for the warm-up and then the
+/// measured window. Runs on a single-threaded runtime, so the driver takes at
+/// most one core from the server.
+pub fn http_run(
+    addr: SocketAddr,
+    workload: &Workload,
+    clients: usize,
+    phases: Phases,
+) -> Result<LoadResult> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let start = Instant::now();
+        let measure_from = start + phases.warmup;
+        let measure_to = measure_from + phases.measure;
+        let mut tasks = Vec::new();
+        for client in 0..clients {
+            let workload = workload.clone();
+            tasks.push(tokio::spawn(async move {
+                http_client(addr, client as u64, &workload, measure_from, measure_to).await
+            }));
+        }
+        let mut samples = Vec::new();
+        let mut errors = 0;
+        for task in tasks {
+            let (mine, failed) = task.await.context("client task")??;
+            samples.extend(mine);
+            errors += failed;
+        }
+        Ok(LoadResult::from_samples(samples, errors, phases.measure))
+    })
+}
+
+async fn http_client(
+    addr: SocketAddr,
+    client: u64,
+    workload: &Workload,
+    measure_from: Instant,
+    measure_to: Instant,
+) -> Result<(Vec<u64>, usize)> {
+    let mut connection = Connection::open(addr).await?;
+    let mut samples = Vec::new();
+    let mut errors = 0;
+    let mut id = client << 32;
+    loop {
+        id += 1;
+        let body = call_body(id, workload);
+        let started = Instant::now();
+        if started >= measure_to {
+            break;
+        }
+        let (status, reply) = connection.post(&body, workload.tool).await?;
+        let took = started.elapsed().as_nanos() as u64;
+        let ok = status == 200 && is_success(&reply);
+        if started >= measure_from {
+            samples.push(took);
+            errors += usize::from(!ok);
+        } else if !ok && id == (client << 32) + 1 {
+            bail!(
+                "the first {} call failed: HTTP {status}: {}",
+                workload.tool,
+                String::from_utf8_lossy(&reply)
+            );
+        }
+    }
+    Ok((samples, errors))
+}
+
+/// One keep-alive HTTP/1.1 connection to `/mcp`. Hand-rolled (about 80 lines)
+/// rather than a client crate, as the e2e tests do: nothing between the
+/// measurement and the socket, and no new dependency tree.
+pub struct Connection {
+    stream: TcpStream,
+    addr: SocketAddr,
+    buffer: Vec<u8>,
+}
+
+impl Connection {
+    pub async fn open(addr: SocketAddr) -> Result<Self> {
+        let stream = TcpStream::connect(addr)
+            .await
+            .with_context(|| format!("connecting to {addr}"))?;
+        stream.set_nodelay(true)?;
+        Ok(Self {
+            stream,
+            addr,
+            buffer: Vec::with_capacity(16 << 10),
+        })
+    }
+
+    /// POSTs a 2026-07-28 request for `name` and returns the status and body.
+    pub async fn post(&mut self, body: &[u8], name: &str) -> Result<(u16, Vec<u8>)> {
+        let method = if name.is_empty() {
+            "tools/list"
+        } else {
+            "tools/call"
+        };
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {MODERN}\r\n\
+             Mcp-Method: {method}\r\n",
+            self.addr
+        );
+        if !name.is_empty() {
+            head.push_str(&format!("Mcp-Name: {name}\r\n"));
+        }
+        head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+        let mut request = head.into_bytes();
+        request.extend_from_slice(body);
+        self.stream.write_all(&request).await?;
+        self.read_response().await
+    }
+
+    async fn read_response(&mut self) -> Result<(u16, Vec<u8>)> {
+        let head_end = loop {
+            if let Some(at) = find(&self.buffer, b"\r\n\r\n") {
+                break at;
+            }
+            self.fill().await?;
+        };
+        let head = std::str::from_utf8(&self.buffer[..head_end]).context("response head")?;
+        let status: u16 = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .context("status line")?;
+        let mut length = None;
+        let mut chunked = false;
+        for line in head.lines().skip(1) {
+            let Some((name, value)) = line.split_once(':') else {
+                continue;
+            };
+            let value = value.trim();
+            if name.eq_ignore_ascii_case("content-length") {
+                length = Some(value.parse::<usize>().context("content-length")?);
+            } else if name.eq_ignore_ascii_case("transfer-encoding") && value.contains("chunked") {
+                chunked = true;
+            }
+        }
+        self.buffer.drain(..head_end + 4);
+        let body = if chunked {
+            self.read_chunked().await?
+        } else {
+            let length = length.context("a response with neither length nor chunks")?;
+            while self.buffer.len() < length {
+                self.fill().await?;
+            }
+            self.buffer.drain(..length).collect()
+        };
+        Ok((status, body))
+    }
+
+    async fn read_chunked(&mut self) -> Result<Vec<u8>> {
+        let mut body = Vec::new();
+        loop {
+            let line_end = loop {
+                if let Some(at) = find(&self.buffer, b"\r\n") {
+                    break at;
+                }
+                self.fill().await?;
+            };
+            let size_text = std::str::from_utf8(&self.buffer[..line_end])?;
+            let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
+                .context("chunk size")?;
+            self.buffer.drain(..line_end + 2);
+            while self.buffer.len() < size + 2 {
+                self.fill().await?;
+            }
+            body.extend(self.buffer.drain(..size));
+            self.buffer.drain(..2);
+            if size == 0 {
+                return Ok(body);
+            }
+        }
+    }
+
+    async fn fill(&mut self) -> Result<()> {
+        let mut chunk = [0u8; 8192];
+        let read = self.stream.read(&mut chunk).await?;
+        if read == 0 {
+            bail!("the server closed the connection");
+        }
+        self.buffer.extend_from_slice(&chunk[..read]);
+        Ok(())
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles() {
+        let result = LoadResult::from_samples(
+            (1..=100).map(|us| us * 1000).collect(),
+            0,
+            Duration::from_secs(1),
+        );
+        assert_eq!(result.p50_us, 51.0);
+        assert_eq!(result.p99_us, 99.0);
+        assert_eq!(result.throughput_rps, 100.0);
+    }
+
+    #[test]
+    fn success_means_a_result_without_is_error() {
+        assert!(is_success(br#"{"result":{"content":[],"isError":false}}"#));
+        assert!(!is_success(br#"{"result":{"isError":true}}"#));
+        assert!(!is_success(br#"{"error":{"code":-32602}}"#));
+    }
+}

@@ -1,0 +1,212 @@
+//! `wharf-bench-driver`: the measuring half of `cargo xtask bench`.
+//!
+//! Runs Wharf and the native rmcp baseline (`bench/baseline`) through the same
+//! load, one after the other for each case so that both see the same machine:
+//! tools/call latency and throughput over stdio and HTTP (1, 16, 64 clients),
+//! cold start with 1/20/100 plugins (empty and warm compile cache), memory
+//! (idle, per plugin, under load). Then it gathers the criterion overhead split
+//! and the reload benchmark that xtask ran before it, prints one table, and
+//! writes `results.json` and `results.png` to the output folder.
+
+mod load;
+mod plot;
+mod proc;
+mod report;
+mod startup;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use serde_json::json;
+
+use load::{Phases, Workload};
+use proc::{HttpServer, ServerCmd, StdioServer, peak_rss_until};
+use report::{Case, Report};
+
+/// Measure Wharf against the native rmcp baseline.
+#[derive(Parser)]
+struct Cli {
+    /// The `wharf` binary (release build).
+    #[arg(long)]
+    wharf: PathBuf,
+    /// The `wharf-bench-baseline` binary (release build).
+    #[arg(long)]
+    baseline: PathBuf,
+    /// The echo example plugin (`target/plugins/echo.wasm`).
+    #[arg(long)]
+    echo: PathBuf,
+    /// The compute bench plugin (`target/bench/plugins/compute.wasm`).
+    #[arg(long)]
+    compute: PathBuf,
+    /// Where criterion wrote its results (`target/criterion`).
+    #[arg(long)]
+    criterion: PathBuf,
+    /// Output folder (`target/bench`): results.json, results.png; reload.json is
+    /// read from here.
+    #[arg(long)]
+    out: PathBuf,
+    /// `n` of the compute-heavy call (`compute_nth_prime`).
+    #[arg(long, default_value_t = 2000)]
+    prime: u32,
+    /// Shorter phases and fewer repetitions (numbers are noisier).
+    #[arg(long)]
+    quick: bool,
+    /// Run only these parts (for profiling one of them); all by default.
+    #[arg(long, value_enum)]
+    only: Vec<Part>,
+}
+
+/// The parts of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Part {
+    Stdio,
+    Http,
+    Startup,
+}
+
+/// Concurrency levels of the HTTP runs.
+const HTTP_CLIENTS: &[usize] = &[1, 16, 64];
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let work = cli.out.join("work");
+    std::fs::create_dir_all(&work).context("creating the work folder")?;
+    let mut report = Report::new(cli.quick, cli.prime);
+
+    let echo =
+        std::fs::read(&cli.echo).with_context(|| format!("reading {}", cli.echo.display()))?;
+    let compute = std::fs::read(&cli.compute)
+        .with_context(|| format!("reading {}", cli.compute.display()))?;
+
+    // Wharf serves the same two tools as the baseline: echo_echo, compute_nth_prime.
+    let plugins = work.join("latency-plugins");
+    let _ = std::fs::remove_dir_all(&plugins);
+    std::fs::create_dir_all(&plugins)?;
+    std::fs::write(plugins.join("echo.wasm"), &echo)?;
+    std::fs::write(plugins.join("compute.wasm"), &compute)?;
+    let wharf = ServerCmd {
+        label: "wharf",
+        program: cli.wharf.clone(),
+        args: [
+            "serve",
+            "--plugins",
+            &plugins.display().to_string(),
+            "--cache-dir",
+            &work.join("cache").display().to_string(),
+            // No call may be refused for concurrency: the baseline has no limit.
+            "--plugin-concurrency",
+            "256",
+            "--max-concurrent-calls",
+            "256",
+        ]
+        .map(String::from)
+        .to_vec(),
+    };
+    let baseline = ServerCmd {
+        label: "baseline",
+        program: cli.baseline.clone(),
+        args: vec![],
+    };
+    let workloads = [
+        Workload {
+            label: "trivial",
+            tool: "echo_echo",
+            arguments: json!({"text": "hello"}),
+        },
+        Workload {
+            label: "compute",
+            tool: "compute_nth_prime",
+            arguments: json!({"n": cli.prime}),
+        },
+    ];
+    let phases = if cli.quick {
+        Phases {
+            warmup: Duration::from_millis(500),
+            measure: Duration::from_secs(2),
+        }
+    } else {
+        Phases {
+            warmup: Duration::from_secs(1),
+            measure: Duration::from_secs(5),
+        }
+    };
+
+    // Compile the plugins into the cache before anything is timed.
+    drop(startup::time_to_list(&wharf)?);
+
+    let runs = |part: Part| cli.only.is_empty() || cli.only.contains(&part);
+    for workload in workloads.iter().filter(|_| runs(Part::Stdio)) {
+        for server in [&wharf, &baseline] {
+            let mut running = StdioServer::start(server)?;
+            let result = load::stdio_run(&mut running, workload, phases)
+                .with_context(|| format!("{} over stdio, {}", server.label, workload.tool))?;
+            eprintln!("stdio {} {}: {result:?}", workload.label, server.label);
+            report
+                .latency
+                .push(Case::new("stdio", 1, workload.label, server.label, result));
+        }
+    }
+
+    for workload in workloads.iter().filter(|_| runs(Part::Http)) {
+        for &clients in HTTP_CLIENTS {
+            for server in [&wharf, &baseline] {
+                let running = HttpServer::start(server)?;
+                let sample_memory =
+                    clients == *HTTP_CLIENTS.last().unwrap() && workload.label == "trivial";
+                let pid = running.pid();
+                let sampler = sample_memory.then(|| {
+                    let until = Instant::now() + phases.warmup + phases.measure;
+                    std::thread::spawn(move || peak_rss_until(pid, until))
+                });
+                let result = load::http_run(running.addr, workload, clients, phases)
+                    .with_context(|| format!("{} over HTTP, {}", server.label, workload.tool))?;
+                if let Some(sampler) = sampler {
+                    let peak = sampler.join().expect("sampler thread");
+                    report.load_rss_kib.insert(server.label.to_string(), peak);
+                }
+                eprintln!(
+                    "http/{clients} {} {}: {result:?}",
+                    workload.label, server.label
+                );
+                report.latency.push(Case::new(
+                    "http",
+                    clients,
+                    workload.label,
+                    server.label,
+                    result,
+                ));
+            }
+        }
+    }
+
+    // An empty cache compiles every copy: with 100 plugins that is most of a
+    // minute on two cores, so it runs once.
+    let (runs_empty, runs_warm) = if cli.quick { (1, 3) } else { (1, 7) };
+    if runs(Part::Startup) {
+        for count in [1, 20, 100] {
+            let results =
+                startup::wharf_startup(&wharf, &echo, &work, count, runs_empty, runs_warm)
+                    .with_context(|| format!("start-up with {count} plugins"))?;
+            eprintln!("start-up with {count}: {results:?}");
+            report.startup.extend(results);
+        }
+        report.baseline_startup = Some(startup::baseline_startup(&baseline, runs_warm)?);
+    }
+
+    report.read_overhead(&cli.criterion);
+    report.read_reload(&cli.out.join("reload.json"));
+    report.finish();
+    println!("{}", report.table());
+    let json_path = cli.out.join("results.json");
+    std::fs::write(&json_path, serde_json::to_string_pretty(&report.to_json())?)
+        .with_context(|| format!("writing {}", json_path.display()))?;
+    println!("written to {}", json_path.display());
+    let png = cli.out.join("results.png");
+    if plot::draw(&png, &report.heading(), &report.panels())? {
+        println!("plot in {}", png.display());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
