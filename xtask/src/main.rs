@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod docs;
 mod examples;
+mod install;
 mod interop;
 
 /// Wharf's development tasks.
@@ -132,20 +133,12 @@ fn ensure_wasm_target() -> Result<()> {
 }
 
 fn build_plugins() -> Result<()> {
-    ensure_wasm_target()?;
-    let mut cmd = cargo();
-    cmd.args([
-        "build",
-        "--profile",
-        PLUGIN_PROFILE,
-        "--target",
-        WASM_TARGET,
-    ]);
-    for package in EXAMPLE_PLUGINS.iter().chain(TEST_PLUGINS) {
-        cmd.args(["-p", package]);
-    }
-    run(&mut cmd)?;
-    let built = root().join("target").join(WASM_TARGET).join(PLUGIN_PROFILE);
+    let packages: Vec<&str> = EXAMPLE_PLUGINS
+        .iter()
+        .chain(TEST_PLUGINS)
+        .copied()
+        .collect();
+    let built = build_wasm(&packages)?;
     copy_plugins(&built, EXAMPLE_PLUGINS, &root().join("target/plugins"))?;
     copy_plugins(&built, TEST_PLUGINS, &root().join("target/test-plugins"))?;
     // Toolchains drop WIT doc comments; `wharf embed-docs` puts them back.
@@ -159,8 +152,10 @@ fn build_plugins() -> Result<()> {
     Ok(())
 }
 
-/// Builds the bench plugins into target/bench/plugins.
-fn build_bench_plugins() -> Result<()> {
+/// Builds `packages` as components with the plugin profile; returns the folder
+/// the `.wasm` files are in.
+fn build_wasm(packages: &[&str]) -> Result<PathBuf> {
+    ensure_wasm_target()?;
     let mut cmd = cargo();
     cmd.args([
         "build",
@@ -169,11 +164,16 @@ fn build_bench_plugins() -> Result<()> {
         "--target",
         WASM_TARGET,
     ]);
-    for package in BENCH_PLUGINS {
+    for package in packages {
         cmd.args(["-p", package]);
     }
     run(&mut cmd)?;
-    let built = root().join("target").join(WASM_TARGET).join(PLUGIN_PROFILE);
+    Ok(root().join("target").join(WASM_TARGET).join(PLUGIN_PROFILE))
+}
+
+/// Builds the bench plugins into target/bench/plugins.
+fn build_bench_plugins() -> Result<()> {
+    let built = build_wasm(BENCH_PLUGINS)?;
     copy_plugins(&built, BENCH_PLUGINS, &root().join("target/bench/plugins"))
 }
 
@@ -260,22 +260,10 @@ fn test() -> Result<()> {
 /// virtualenv under target/ (created once, then reused).
 fn python_interop() -> Result<()> {
     let suite = root().join("tests/interop/python");
-    let venv = root().join("target/interop/python-venv");
-    let python = venv.join("bin/python");
-    if !python.is_file() {
-        run(Command::new("python3").arg("-m").arg("venv").arg(&venv))
-            .context("creating the Python virtualenv (needs python3 with venv)")?;
-    }
-    run(Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-r",
-        ])
-        .arg(suite.join("requirements.txt")))?;
+    let python = install::venv(
+        &root().join("target/interop/python-venv"),
+        &suite.join("requirements.txt"),
+    )?;
     run(Command::new(&python)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .arg(&suite)

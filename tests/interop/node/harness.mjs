@@ -1,6 +1,7 @@
 // Shared by the Node interop tests: where the binary and plugins are, a plugin
 // folder per test, and `wharf serve --http` with the address it logged.
 
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -76,4 +77,45 @@ export async function eventually(predicate, ms = 30_000) {
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`condition not met within ${ms} ms`);
+}
+
+/** What every SDK client checks against the example plugins (echo, calc,
+ * textstats): tools with structured output, tool and argument errors, an empty
+ * resource list, and a prompt listed, rendered and completed. */
+export async function exerciseExamples(client, echoText) {
+  assert.equal(client.getServerVersion().name, 'wharf');
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((tool) => tool.name), EXAMPLE_TOOLS);
+  const add = tools.find((tool) => tool.name === 'calc_add');
+  assert.equal(add.outputSchema.type, 'object');
+
+  let result = await client.callTool({ name: 'calc_add', arguments: { a: 2, b: 3.5 } });
+  assert.equal(result.isError, false);
+  assert.deepEqual(result.structuredContent, { result: 5.5 });
+
+  result = await client.callTool({ name: 'echo_echo', arguments: { text: echoText } });
+  assert.equal(result.content[0].text, echoText);
+
+  result = await client.callTool({ name: 'calc_divide', arguments: { a: 1, b: 0 } });
+  assert.equal(result.isError, true);
+  assert.match(result.content[0].text, /zero/);
+
+  result = await client.callTool({ name: 'echo_echo', arguments: { text: 5 } });
+  assert.equal(result.isError, true);
+  assert.match(result.content[0].text, /^Invalid arguments for tool `echo_echo`/);
+
+  assert.deepEqual((await client.listResources()).resources, []);
+  const { prompts } = await client.listPrompts();
+  assert.deepEqual(prompts.map((prompt) => prompt.name), ['textstats_summarize']);
+  const prompt = await client.getPrompt({
+    name: 'textstats_summarize',
+    arguments: { text: 'One two three.', length: 'short' },
+  });
+  assert.equal(prompt.messages[0].role, 'user');
+  assert.match(prompt.messages[0].content.text, /^Summarize the following text in one sentence/);
+  const { completion } = await client.complete({
+    ref: { type: 'ref/prompt', name: 'textstats_summarize' },
+    argument: { name: 'length', value: 'l' },
+  });
+  assert.deepEqual(completion.values, ['long']);
 }

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { EXAMPLE_TOOLS, WHARF, addPlugin, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
+import { WHARF, addPlugin, exerciseExamples, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
 
 const MODES = {
   auto: { versionNegotiation: { mode: 'auto' }, expected: '2026-07-28' },
@@ -22,43 +22,6 @@ async function transportFor(t, kind, plugins) {
     : new StreamableHTTPClientTransport(await serveHttp(t, plugins));
 }
 
-async function exercise(client) {
-  assert.equal(client.getServerVersion().name, 'wharf');
-  const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((tool) => tool.name), EXAMPLE_TOOLS);
-  const add = tools.find((tool) => tool.name === 'calc_add');
-  assert.equal(add.outputSchema.type, 'object');
-
-  let result = await client.callTool({ name: 'calc_add', arguments: { a: 2, b: 3.5 } });
-  assert.equal(result.isError, false);
-  assert.deepEqual(result.structuredContent, { result: 5.5 });
-
-  result = await client.callTool({ name: 'echo_echo', arguments: { text: 'from typescript 2' } });
-  assert.equal(result.content[0].text, 'from typescript 2');
-
-  result = await client.callTool({ name: 'calc_divide', arguments: { a: 1, b: 0 } });
-  assert.equal(result.isError, true);
-  assert.match(result.content[0].text, /zero/);
-
-  result = await client.callTool({ name: 'echo_echo', arguments: { text: 5 } });
-  assert.equal(result.isError, true);
-  assert.match(result.content[0].text, /^Invalid arguments for tool `echo_echo`/);
-
-  assert.deepEqual((await client.listResources()).resources, []);
-  const { prompts } = await client.listPrompts();
-  assert.deepEqual(prompts.map((prompt) => prompt.name), ['textstats_summarize']);
-  const prompt = await client.getPrompt({
-    name: 'textstats_summarize',
-    arguments: { text: 'One two three.', length: 'short' },
-  });
-  assert.equal(prompt.messages[0].role, 'user');
-  assert.match(prompt.messages[0].content.text, /^Summarize the following text in one sentence/);
-  const { completion } = await client.complete({
-    ref: { type: 'ref/prompt', name: 'textstats_summarize' },
-    argument: { name: 'length', value: 'l' },
-  });
-  assert.deepEqual(completion.values, ['long']);
-}
 
 for (const [mode, { versionNegotiation, expected }] of Object.entries(MODES)) {
   for (const kind of ['stdio', 'http']) {
@@ -68,7 +31,7 @@ for (const [mode, { versionNegotiation, expected }] of Object.entries(MODES)) {
       await client.connect(await transportFor(t, kind, plugins));
       t.after(() => client.close());
       assert.equal(client.getNegotiatedProtocolVersion(), expected);
-      await exercise(client);
+      await exerciseExamples(client, 'from typescript 2');
     });
   }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+use wasm_encoder::Encode;
 use wit_component::{ComponentEncoder, DecodedWasm, StringEncoding, WitPrinter};
 use wit_parser::{Resolve, WorldId, WorldItem, WorldKey};
 
@@ -206,24 +207,11 @@ pub fn strip_module(module: &[u8]) -> Result<Vec<u8>> {
         if let Some((id, range)) = payload.as_section() {
             let range = usize::try_from(range.start)?..usize::try_from(range.end)?;
             out.push(id);
-            leb128_u32(
-                &mut out,
-                u32::try_from(range.len()).context("section size")?,
-            );
+            u32::try_from(range.len())
+                .context("section size")?
+                .encode(&mut out);
             out.extend_from_slice(&module[range]);
         }
     }
     Ok(out)
-}
-
-fn leb128_u32(out: &mut Vec<u8>, mut value: u32) {
-    loop {
-        let byte = (value & 0x7f) as u8;
-        value >>= 7;
-        if value == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
 }

