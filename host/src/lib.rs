@@ -4,6 +4,7 @@
 //! [`server`], which reads the [`registry`]'s current tools and runs them through
 //! the [`runtime`]. The [`loader`] turns the plugin folder into plugins.
 
+pub mod client_input;
 pub mod docs;
 pub mod http;
 pub mod loader;

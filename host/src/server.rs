@@ -26,6 +26,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::client_input::{Binding, CallInput, Conclusion, StateSeal, arguments_value};
 use crate::metrics::{CallOutcome, Metrics};
 use crate::registry::{ExposedPrompt, ExposedTool, ListingVersions, Registry};
 use crate::runtime::{
@@ -90,6 +91,8 @@ pub struct WharfServer {
     options: Arc<ServerOptions>,
     metrics: Arc<Metrics>,
     session: Arc<SessionState>,
+    /// Signs 2026-07-28 `requestState` values (one random key per process).
+    seal: Arc<StateSeal>,
 }
 
 /// What a legacy session set for itself.
@@ -108,6 +111,7 @@ impl WharfServer {
             options: Arc::new(options),
             metrics: Arc::default(),
             session: Arc::default(),
+            seal: Arc::new(StateSeal::random()),
         }
     }
 
@@ -341,15 +345,37 @@ impl ServerHandler for WharfServer {
             .spec()
             .check_arguments(arguments.iter().map(|(name, _)| name.as_str()))
             .map_err(|why| McpError::invalid_params(why, Some(json!({"name": request.name}))))?;
+        let bound = arguments_value(request.arguments.as_ref());
+        let binding = Binding {
+            method: "prompts/get",
+            name: &request.name,
+            arguments: &bound,
+        };
+        let input = CallInput::begin(
+            &self.seal,
+            binding,
+            request.input_responses.as_ref(),
+            request.request_state.as_deref(),
+            &context,
+        )?;
         let call = CallContext {
             cancel: context.ct.clone(),
             events: None,
+            input: Some(input.broker()),
         };
         let rendered = prompt
             .plugin()
             .get_prompt(&prompt.spec().name, &arguments, call)
-            .await
-            .map_err(|failure| prompt_failure(prompt, failure))?;
+            .await;
+        match input.conclude(binding, rendered.is_err()) {
+            Conclusion::Proceed => {}
+            Conclusion::InputRequired(result) => return Ok(result.into()),
+            Conclusion::Error(error) => return Err(error),
+            Conclusion::Failed(why) => {
+                return Err(prompt_failure(prompt, CallFailure::Failed(why)));
+            }
+        }
+        let rendered = rendered.map_err(|failure| prompt_failure(prompt, failure))?;
         Ok(mcp_prompt_result(rendered).into())
     }
 
@@ -393,7 +419,7 @@ impl ServerHandler for WharfServer {
         chosen.sort();
         let call = CallContext {
             cancel: context.ct.clone(),
-            events: None,
+            ..CallContext::default()
         };
         let mut values = prompt
             .plugin()
@@ -461,11 +487,30 @@ impl ServerHandler for WharfServer {
             let forwarder = tokio::spawn(forward_events(events_rx, route, context.peer.clone()));
             (Some(events_tx), Some(forwarder))
         };
+        let binding = Binding {
+            method: "tools/call",
+            name: &request.name,
+            arguments: &arguments,
+        };
+        let input = match CallInput::begin(
+            &self.seal,
+            binding,
+            request.input_responses.as_ref(),
+            request.request_state.as_deref(),
+            &context,
+        ) {
+            Ok(input) => input,
+            Err(error) => {
+                timer.finish(CallOutcome::Error);
+                return Err(error);
+            }
+        };
         let call = CallContext {
             cancel: context.ct.clone(),
             events,
+            input: Some(input.broker()),
         };
-        let outcome = tool
+        let mut outcome = tool
             .plugin()
             .call(&tool.spec().name, &arguments.to_string(), call)
             .await;
@@ -473,6 +518,18 @@ impl ServerHandler for WharfServer {
         // report has been sent, before the result goes out.
         if let Some(forwarder) = forwarder {
             let _ = forwarder.await;
+        }
+        match input.conclude(binding, outcome.is_err()) {
+            Conclusion::Proceed => {}
+            Conclusion::InputRequired(result) => {
+                timer.finish(CallOutcome::Success);
+                return Ok(result.into());
+            }
+            Conclusion::Error(error) => {
+                timer.finish(CallOutcome::Error);
+                return Err(error);
+            }
+            Conclusion::Failed(why) => outcome = Err(CallFailure::Failed(why)),
         }
         let failed = !matches!(&outcome, Ok(output) if !output.is_error);
         timer.finish(if failed {

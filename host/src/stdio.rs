@@ -14,6 +14,8 @@ use rmcp::model::{
     ServerJsonRpcMessage,
 };
 use rmcp::transport::Transport;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use crate::server::{REMOVED_IN_STATELESS, removed_method_message};
 use serde_json::Value;
@@ -47,6 +49,9 @@ const KNOWN_METHODS: &[&str] = &[
 pub struct LineTransport<R> {
     reader: LineReader<R>,
     out: mpsc::UnboundedSender<Vec<u8>>,
+    /// Ids of requests Wharf sent to a legacy client (elicitation, sampling,
+    /// roots) and awaits; only responses to these reach rmcp.
+    awaited: Arc<Mutex<HashSet<RequestId>>>,
     /// Whether rmcp has left its pre-lifecycle loop, where a notification is fatal.
     started: bool,
     supported: &'static [ProtocolVersion],
@@ -65,6 +70,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> LineTransport<R> {
         Self {
             reader: LineReader::new(reader, max_line_bytes),
             out,
+            awaited: Arc::default(),
             started: false,
             supported,
         }
@@ -88,6 +94,13 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> LineTransport<R> {
             }
             Screened::Drop(why) => {
                 tracing::warn!("ignored a message: {why}");
+                None
+            }
+            Screened::Response(id, message) => {
+                if self.awaited.lock().expect("awaited lock").remove(&id) {
+                    return Some(*message);
+                }
+                tracing::warn!("ignored a message: a response (id {id}) to no request of Wharf's");
                 None
             }
             Screened::Message(message) => {
@@ -132,6 +145,12 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Transport<RoleServer> for LineTra
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let ServerJsonRpcMessage::Request(request) = &item {
+            self.awaited
+                .lock()
+                .expect("awaited lock")
+                .insert(request.id.clone());
+        }
         // Serialised and queued now, so messages keep the order rmcp sent them in.
         let queued = serde_json::to_vec(&item)
             .map_err(std::io::Error::other)
@@ -208,6 +227,8 @@ enum Screened {
     Message(Box<ClientJsonRpcMessage>),
     Reply(Option<RequestId>, ErrorData),
     Drop(String),
+    /// A well-formed response, passed on only if Wharf awaits it.
+    Response(RequestId, Box<ClientJsonRpcMessage>),
 }
 
 fn classify(line: &[u8]) -> Screened {
@@ -262,10 +283,14 @@ fn classify(line: &[u8]) -> Screened {
             );
         }
         None if object.contains_key("result") || object.contains_key("error") => {
-            return Screened::Drop(format!(
-                "a response (id {}) although Wharf sends no requests",
-                id.map(|id| id.to_string()).unwrap_or_else(|| "none".into())
-            ));
+            let parsed = serde_json::from_value::<ClientJsonRpcMessage>(value.clone());
+            return match (id, parsed) {
+                (Some(id), Ok(message)) => Screened::Response(id, Box::new(message)),
+                (id, _) => Screened::Drop(format!(
+                    "a malformed response (id {})",
+                    id.map(|id| id.to_string()).unwrap_or_else(|| "none".into())
+                )),
+            };
         }
         None => {
             return Screened::Reply(
@@ -502,10 +527,14 @@ mod tests {
     }
 
     #[test]
-    fn responses_are_dropped_and_requests_pass() {
+    fn responses_are_screened_and_requests_pass() {
         assert!(matches!(
             classify(br#"{"jsonrpc":"2.0","id":6,"result":{}}"#),
-            Screened::Drop(_)
+            Screened::Response(RequestId::Number(6), _)
+        ));
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","result":{}}"#),
+            Screened::Drop(why) if why == "a malformed response (id none)"
         ));
         assert!(matches!(classify(b"   "), Screened::Blank));
         assert!(matches!(

@@ -26,6 +26,21 @@ pub enum ToolError {
     /// Not a failure of the call: answer with this output (normally an
     /// [`is_error`](ToolOutput::is_error) one) in place of the tool's usual result.
     Output(ToolOutput),
+    /// A question to the client is still unanswered
+    /// ([`InputError::Pending`](crate::input::InputError::Pending)): the tool
+    /// stops here and Wharf runs it again once the client has answered.
+    Pending,
+}
+
+/// Lets a tool write `input::elicit(...)?`: pending stops the call for this
+/// round; an unsupported or failed question fails it.
+impl From<crate::input::InputError> for ToolError {
+    fn from(error: crate::input::InputError) -> Self {
+        match error {
+            crate::input::InputError::Pending => Self::Pending,
+            other => Self::Failed(other.to_string()),
+        }
+    }
 }
 
 impl ToolError {
@@ -54,6 +69,7 @@ impl fmt::Display for ToolError {
             Self::InvalidArguments(message) => write!(f, "invalid arguments: {message}"),
             Self::Failed(message) => f.write_str(message),
             Self::Output(output) => write!(f, "tool answered: {}", output.text_summary()),
+            Self::Pending => f.write_str("waiting for the client's answer"),
         }
     }
 }

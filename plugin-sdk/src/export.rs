@@ -29,6 +29,12 @@ pub fn call_tool(
         Err(ToolError::UnknownTool(name)) => Err(wit::ToolError::UnknownTool(name)),
         Err(ToolError::InvalidArguments(message)) => Err(wit::ToolError::InvalidArguments(message)),
         Err(ToolError::Failed(message)) => Err(wit::ToolError::Failed(message)),
+        // Wharf answers with the pending questions, whatever the call returns.
+        Err(ToolError::Pending) => Ok(wit::CallResult {
+            content: Vec::new(),
+            structured_content: None,
+            is_error: false,
+        }),
     }
 }
 

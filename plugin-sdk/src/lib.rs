@@ -91,6 +91,8 @@
 //!   [`PromptOutput`], with optional argument completion; add prompts to the toolbox
 //!   with [`Toolbox::prompt`].
 //! - [`host`] calls back into Wharf: log, progress, cancellation, configuration.
+//! - [`input`] asks the client mid-call: elicitation, sampling, roots, and state
+//!   kept across the rounds of a 2026-07-28 request.
 //! - [`bindings`] holds the raw wit-bindgen bindings, should you need them.
 //!
 //! Each call runs in a fresh instance, so a plugin keeps no state between calls and
@@ -103,6 +105,7 @@
 mod error;
 mod export;
 pub mod host;
+pub mod input;
 mod output;
 mod prompt;
 mod schema;

@@ -284,6 +284,19 @@ pub enum PromptError {
     InvalidArguments(String),
     /// Rendering failed; the text says why.
     Failed(String),
+    /// A question to the client is still unanswered; Wharf renders the prompt
+    /// again once the client has answered (see [`crate::input`]).
+    Pending,
+}
+
+/// Lets a prompt write `input::elicit(...)?`, as a tool does.
+impl From<crate::input::InputError> for PromptError {
+    fn from(error: crate::input::InputError) -> Self {
+        match error {
+            crate::input::InputError::Pending => Self::Pending,
+            other => Self::Failed(other.to_string()),
+        }
+    }
 }
 
 impl PromptError {
@@ -297,6 +310,8 @@ impl PromptError {
             Self::UnknownPrompt(name) => wit::PromptError::UnknownPrompt(name),
             Self::InvalidArguments(why) => wit::PromptError::InvalidArguments(why),
             Self::Failed(why) => wit::PromptError::Failed(why),
+            // Wharf answers with the pending questions, whatever comes back.
+            Self::Pending => wit::PromptError::Failed("waiting for the client's answer".into()),
         }
     }
 }
@@ -307,6 +322,7 @@ impl fmt::Display for PromptError {
             Self::UnknownPrompt(name) => write!(f, "unknown prompt `{name}`"),
             Self::InvalidArguments(message) => write!(f, "invalid arguments: {message}"),
             Self::Failed(message) => f.write_str(message),
+            Self::Pending => f.write_str("waiting for the client's answer"),
         }
     }
 }

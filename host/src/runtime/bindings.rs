@@ -9,4 +9,6 @@ wasmtime::component::bindgen!({
     world: "wharf:plugin/plugin",
     // Guest calls run on wasmtime fibers so that a busy plugin yields to tokio.
     exports: { default: async },
+    // `ask` waits for the client (legacy sessions) while the guest is suspended.
+    imports: { "wharf:plugin/host.ask": async },
 });

@@ -13,6 +13,7 @@ use super::cache::ContentHash;
 use super::engine::Runtime;
 use super::failure::{CallFailure, Interrupt, InterruptTrap, classify};
 use super::grants::Grants;
+use super::input::CallClock;
 use super::limits::CallLimits;
 use super::plain::{self, PlainExports, SkippedFunction};
 use super::prompt::PromptSpec;
@@ -387,7 +388,8 @@ impl Plugin {
         let instance = self.instantiate_wharf(pre, &mut store).await?;
         let tools = self.export(pre.tools.load(&mut store, &instance))?;
         let cancel = store.data().call_cancel();
-        let outcome = guarded(&cancel, self.limits().timeout, async {
+        let clock = store.data().clock.clone();
+        let outcome = guarded_by_clock(&cancel, &clock, async {
             tools.call_call_tool(&mut store, tool, &arguments).await
         })
         .await;
@@ -490,13 +492,12 @@ impl Plugin {
             .set_fuel(self.limits().fuel.unwrap_or(u64::MAX))
             .map_err(|e| CallFailure::Setup(format!("{e:#}")))?;
 
-        let deadline = Instant::now() + self.limits().timeout;
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |mut store| {
             let state = store.data_mut();
             let interrupt = if state.is_cancelled() {
                 Interrupt::Cancelled
-            } else if Instant::now() >= deadline {
+            } else if state.clock.expired(Instant::now()) {
                 Interrupt::Deadline
             } else {
                 // tokio's yield puts the task behind the others; a plain waker
@@ -569,6 +570,29 @@ async fn guarded<T>(
             Ok(value) => Guarded::Done(value),
             Err(_) => Guarded::TimedOut,
         },
+    }
+}
+
+/// [`guarded`] for a call that may wait for the client: the time limit follows
+/// the call's clock, which stands still during those waits.
+async fn guarded_by_clock<T>(
+    cancel: &tokio_util::sync::CancellationToken,
+    clock: &CallClock,
+    work: impl Future<Output = T>,
+) -> Guarded<T> {
+    let mut work = std::pin::pin!(work);
+    loop {
+        let wake = tokio::time::Instant::from_std(clock.next_check() + HOST_GRACE);
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Guarded::Cancelled,
+            value = &mut work => return Guarded::Done(value),
+            _ = tokio::time::sleep_until(wake) => {
+                if clock.expired(Instant::now() - HOST_GRACE) {
+                    return Guarded::TimedOut;
+                }
+            }
+        }
     }
 }
 

@@ -14,6 +14,7 @@ use super::bindings::wharf::plugin::{host, types::LogLevel};
 use super::capture::CapturedOutput;
 use super::grants::Grants;
 use super::http::{HostAllowList, OutboundHttp};
+use super::input::{CallClock, InputBroker, InputOutcome, InputRequest, MAX_KEY_BYTES};
 use super::limits::CallLimits;
 
 /// Something a plugin reported during a call, for the layer above to forward.
@@ -31,12 +32,25 @@ pub enum CallEvent {
 }
 
 /// The caller's side of one call: how it cancels and where events go.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct CallContext {
     /// Cancelled when the client gives up on the call.
     pub cancel: CancellationToken,
     /// Receives progress and log events, if the caller wants them.
     pub events: Option<mpsc::UnboundedSender<CallEvent>>,
+    /// Answers the plugin's questions to the client; without one, every
+    /// question is `unsupported`.
+    pub input: Option<Arc<dyn InputBroker>>,
+}
+
+impl std::fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallContext")
+            .field("cancel", &self.cancel)
+            .field("events", &self.events)
+            .field("input", &self.input.is_some())
+            .finish()
+    }
 }
 
 /// The sandbox of one plugin, shared by all its calls.
@@ -68,6 +82,8 @@ pub(crate) struct HostState {
     plugin: Arc<str>,
     sandbox: Arc<Sandbox>,
     call: CallContext,
+    /// The call's deadline, which stands still while the client is asked.
+    pub(crate) clock: Arc<CallClock>,
     pub(crate) stdout: CapturedOutput,
     pub(crate) stderr: CapturedOutput,
     /// Socket uses the address check refused (plugins get no sockets).
@@ -141,6 +157,7 @@ impl HostState {
                     ))
                 })?;
         }
+        let clock = Arc::new(CallClock::new(limits.timeout));
         Ok(Self {
             wasi: builder.build(),
             table: ResourceTable::new(),
@@ -150,6 +167,7 @@ impl HostState {
             plugin,
             sandbox,
             call,
+            clock,
             stdout,
             stderr,
             socket_attempts,
@@ -311,6 +329,34 @@ impl host::Host for HostState {
 
     fn is_cancelled(&mut self) -> bool {
         HostState::is_cancelled(self)
+    }
+
+    async fn ask(&mut self, key: String, request: host::InputRequest) -> host::InputOutcome {
+        let Some(broker) = self.call.input.clone() else {
+            return host::InputOutcome::Unsupported;
+        };
+        if key.is_empty() || key.len() > MAX_KEY_BYTES {
+            return host::InputOutcome::Failed(format!(
+                "an input key must be 1 to {MAX_KEY_BYTES} bytes long"
+            ));
+        }
+        let request = match InputRequest::from_wit(request) {
+            Ok(request) => request,
+            Err(why) => return InputOutcome::Failed(why).into_wit(),
+        };
+        let clock = self.clock.clone();
+        let _pause = clock.pause();
+        broker.ask(&key, request).await.into_wit()
+    }
+
+    fn request_state(&mut self) -> Option<String> {
+        self.call.input.as_ref()?.request_state()
+    }
+
+    fn set_request_state(&mut self, state: String) {
+        if let Some(broker) = &self.call.input {
+            broker.set_request_state(state);
+        }
     }
 
     fn config(&mut self, key: String) -> Option<String> {

@@ -7,7 +7,7 @@ use wasmtime::Store;
 use super::super::bindings::exports::wharf::plugin::prompts::{Guest, PromptError};
 use super::super::prompt::{PromptSpec, RenderedPrompt};
 use super::super::state::{CallContext, HostState};
-use super::{CallFailure, Exports, Plugin, Slot, guarded};
+use super::{CallFailure, Exports, Plugin, Slot, guarded, guarded_by_clock};
 
 impl Plugin {
     /// Asks a fresh instance for its prompts (none if it exports no `prompts`).
@@ -52,7 +52,8 @@ impl Plugin {
             return Err(CallFailure::UnknownPrompt(name.to_string()));
         };
         let cancel = store.data().call_cancel();
-        let outcome = guarded(&cancel, self.limits().timeout, async {
+        let clock = store.data().clock.clone();
+        let outcome = guarded_by_clock(&cancel, &clock, async {
             prompts.call_get_prompt(&mut store, name, arguments).await
         })
         .await;

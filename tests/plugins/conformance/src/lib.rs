@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+mod asking;
+
 use serde_json::{Value, json};
 use wharf_sdk::{
     Prompt, PromptArgument, PromptOutput, Role, Tool, ToolError, ToolOutput, Toolbox, host,
@@ -214,4 +216,4 @@ fn toolbox() -> Toolbox {
         )
 }
 
-wharf_sdk::export_plugin!(toolbox);
+wharf_sdk::export_plugin!(|| asking::add(toolbox()));
