@@ -24,6 +24,7 @@ const CONFORMANCE_REVISIONS: &[&str] = &["2026-07-28", "2025-11-25"];
 const NODE_TESTS: &[&str] = &[
     "typescript-sdk.test.mjs",
     "typescript-client.test.mjs",
+    "elicitation.test.mjs",
     "inspector.test.mjs",
     "readme.test.mjs",
 ];
@@ -45,7 +46,11 @@ pub fn node() -> Result<()> {
         .args(NODE_TESTS)
         .current_dir(&project)
         .env("WHARF_BIN", wharf())
-        .env("WHARF_TEST_PLUGINS", root().join("target/plugins")))?;
+        .env("WHARF_TEST_PLUGINS", root().join("target/plugins"))
+        .env(
+            "WHARF_TEST_HOSTILE_PLUGINS",
+            root().join("target/test-plugins"),
+        ))?;
     conformance(&node, &project)
 }
 

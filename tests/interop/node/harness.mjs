@@ -11,6 +11,14 @@ import { fileURLToPath } from 'node:url';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 export const WHARF = process.env.WHARF_BIN ?? join(ROOT, 'target/debug/wharf');
 export const PLUGINS = process.env.WHARF_TEST_PLUGINS ?? join(ROOT, 'target/plugins');
+/** Test-only plugins (the conformance fixture), from `cargo xtask plugins`. */
+export const TEST_PLUGINS =
+  process.env.WHARF_TEST_HOSTILE_PLUGINS ?? join(ROOT, 'target/test-plugins');
+
+/** Where a plugin's `.wasm` is. */
+function pluginPath(name) {
+  return join(name === 'conformance' ? TEST_PLUGINS : PLUGINS, `${name}.wasm`);
+}
 
 export const EXAMPLE_TOOLS = [
   'calc_add',
@@ -22,14 +30,14 @@ export const EXAMPLE_TOOLS = [
   'textstats_analyze',
 ];
 
-/** A temporary folder holding copies of the named example plugins. */
+/** A temporary folder holding copies of the named plugins. */
 export function pluginFolder(t, names) {
   const root = mkdtempSync(join(tmpdir(), 'wharf-node-'));
   t.after(() => rmSync(root, { recursive: true, force: true }));
   const folder = join(root, 'plugins');
   mkdirSync(folder);
   for (const name of names) {
-    copyFileSync(join(PLUGINS, `${name}.wasm`), join(folder, `${name}.wasm`));
+    copyFileSync(pluginPath(name), join(folder, `${name}.wasm`));
   }
   return { folder, cache: join(root, 'cache') };
 }
