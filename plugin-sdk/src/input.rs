@@ -102,7 +102,9 @@ pub struct Sampled {
     pub result: Value,
 }
 
-/// The WIT question, before it crosses the boundary.
+/// The WIT question, before it crosses the boundary (natively only its
+/// capability is read).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 enum Question {
     Form { message: String, schema: Value },
     Url { message: String, url: String },

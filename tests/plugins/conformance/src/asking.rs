@@ -250,13 +250,12 @@ fn prompt_argument() -> Value {
     string_argument("prompt", "The prompt to send to the LLM")
 }
 
+/// A fixture tool without arguments.
+type Fixture = fn() -> Result<ToolOutput, ToolError>;
+
 /// Adds the asking tools and prompt to `toolbox`.
 pub fn add(toolbox: Toolbox) -> Toolbox {
-    let plain: [(
-        &'static str,
-        fn() -> Result<ToolOutput, ToolError>,
-        &'static str,
-    ); 11] = [
+    let plain: [(&str, Fixture, &str); 11] = [
         (
             "test_input_required_result_elicitation",
             elicitation,
