@@ -548,6 +548,28 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn only_responses_to_wharfs_own_requests_reach_rmcp() {
+        let mut transport = LineTransport::new(
+            &b""[..],
+            tokio::io::sink(),
+            1024,
+            &[ProtocolVersion::V_2025_11_25],
+        );
+        let response = br#"{"jsonrpc":"2.0","id":6,"result":{"action":"decline"}}"#;
+        assert!(transport.screen(response).is_none(), "not awaited: dropped");
+        transport
+            .awaited
+            .lock()
+            .unwrap()
+            .insert(RequestId::Number(6));
+        assert!(matches!(
+            transport.screen(response),
+            Some(ClientJsonRpcMessage::Response(_))
+        ));
+        assert!(transport.screen(response).is_none(), "answered once only");
+    }
+
+    #[tokio::test]
     async fn long_lines_are_discarded_whole() {
         let input: &[u8] = b"12345678901\n{}\nlast";
         let mut reader = LineReader::new(input, 8);

@@ -457,3 +457,33 @@ fn a_legacy_http_session_answers_on_the_call_stream() {
         r#"User response: <action=accept, content={"email":"e","username":"u"}>"#
     );
 }
+
+#[test]
+fn waiting_for_the_client_does_not_count_against_the_timeout() {
+    let mut wharf = Wharf::start(&["conformance"], &["--timeout-ms", "300"]);
+    initialize_with(&mut wharf, json!({"elicitation": {}}));
+    wharf.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": LEGACY_ELICIT, "arguments": {"message": "Take your time"}}}));
+    let request = wharf.next_matching(|m| m["method"] == "elicitation/create");
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    wharf.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "cancel"}}));
+    let response = wharf.response(&json!(1));
+    assert_eq!(
+        first_text(result_of(&response)),
+        "User response: <action=cancel>"
+    );
+
+    // Cancelling the call while the client thinks stops it: no response at all.
+    wharf.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": LEGACY_ELICIT, "arguments": {"message": "Never mind"}}}));
+    wharf.next_matching(|m| m["method"] == "elicitation/create");
+    wharf.notify("notifications/cancelled", json!({"requestId": 2}));
+    let after = wharf.drain(std::time::Duration::from_millis(500));
+    assert!(!after.iter().any(|m| m["id"] == 2), "{after:?}");
+    let ok = wharf.request(
+        json!(3),
+        "tools/call",
+        json!({"name": "conformance_test_simple_text", "arguments": {}}),
+    );
+    assert_eq!(result_of(&ok)["isError"], false);
+}

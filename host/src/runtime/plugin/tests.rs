@@ -126,3 +126,30 @@ async fn a_component_with_only_system_exports_is_refused() {
         "it exports neither `wharf:plugin/tools` nor any function usable as a tool"
     );
 }
+
+/// A component importing `wharf:plugin/host@0.1.0` as it was before `ask`,
+/// `request-state` and `set-request-state` were added (a subset of today's
+/// functions), calling `is-cancelled` from its tool.
+const OLD_HOST_IMPORT: &str = r#"(component
+    (import "wharf:plugin/host@0.1.0" (instance $host
+        (export "is-cancelled" (func (result bool)))
+        (export "config" (func (param "key" string) (result (option string))))))
+    (core func $is_cancelled (canon lower (func $host "is-cancelled")))
+    (core module $m
+        (import "host" "is-cancelled" (func $is_cancelled (result i32)))
+        (func (export "cancelled") (result i32) call $is_cancelled))
+    (core instance $h (export "is-cancelled" (func $is_cancelled)))
+    (core instance $i (instantiate $m (with "host" (instance $h))))
+    (func (export "cancelled") (result bool) (canon lift (core func $i "cancelled"))))"#;
+
+#[tokio::test]
+async fn components_built_against_the_older_host_interface_still_link() {
+    let bytes = wat::parse_str(OLD_HOST_IMPORT).unwrap();
+    let plugin = runtime().load("old", bytes).await.unwrap();
+    assert_eq!(plugin.imports(), ["wharf:plugin/host@0.1.0"]);
+    let out = plugin
+        .call("cancelled", "{}", CallContext::default())
+        .await
+        .unwrap();
+    assert_eq!(out.structured, Some(serde_json::json!({"result": false})));
+}
