@@ -162,6 +162,7 @@ fn prompts_follow_the_naming_rule() {
     assert_eq!(
         prompt_names(&mut wharf, 1),
         [
+            "test_input_required_result_prompt",
             "test_prompt_with_arguments",
             "test_prompt_with_embedded_resource",
             "test_prompt_with_image",

@@ -588,7 +588,8 @@ async fn guarded_by_clock<T>(
             _ = cancel.cancelled() => return Guarded::Cancelled,
             value = &mut work => return Guarded::Done(value),
             _ = tokio::time::sleep_until(wake) => {
-                if clock.expired(Instant::now() - HOST_GRACE) {
+                let now = Instant::now();
+                if clock.expired(now.checked_sub(HOST_GRACE).unwrap_or(now)) {
                     return Guarded::TimedOut;
                 }
             }
