@@ -90,6 +90,9 @@
 //! - [`Prompt`] is a message template with [`PromptArgument`]s, rendered into a
 //!   [`PromptOutput`], with optional argument completion; add prompts to the toolbox
 //!   with [`Toolbox::prompt`].
+//! - [`Resource`] is data at a URI and [`ResourceTemplate`] a family of URIs
+//!   (`notes://{day}`), each read into a [`ResourceOutput`]; add them with
+//!   [`Toolbox::resource`] and [`Toolbox::template`].
 //! - [`host`] calls back into Wharf: log, progress, cancellation, configuration.
 //! - [`bindings`] holds the raw wit-bindgen bindings, should you need them.
 //!
@@ -105,6 +108,7 @@ mod export;
 pub mod host;
 mod output;
 mod prompt;
+mod resource;
 mod schema;
 mod tool;
 mod toolbox;
@@ -114,6 +118,9 @@ pub use output::{
     BinaryContent, Content, EmbeddedResource, ResourceBody, ResourceLink, ToolOutput,
 };
 pub use prompt::{Prompt, PromptArgument, PromptArguments, PromptError, PromptOutput, Role};
+pub use resource::{
+    Resource, ResourceError, ResourceOutput, ResourcePiece, ResourceTemplate, TemplateVariables,
+};
 pub use tool::Tool;
 pub use toolbox::Toolbox;
 
@@ -135,5 +142,8 @@ pub mod bindings {
 /// What [`export_plugin!`] expands to needs; not part of the API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::export::{call_tool, complete_argument, get_prompt, list_prompts, list_tools};
+    pub use crate::export::{
+        call_tool, complete_argument, complete_template, get_prompt, list_prompts,
+        list_resource_templates, list_resources, list_tools, read_resource,
+    };
 }

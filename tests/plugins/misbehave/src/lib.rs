@@ -9,7 +9,7 @@ use std::hint::black_box;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use wharf_sdk::{Tool, ToolError, ToolOutput, Toolbox, host};
+use wharf_sdk::{Resource, ResourceOutput, Tool, ToolError, ToolOutput, Toolbox, host};
 
 /// Arguments of `alloc`.
 #[derive(Deserialize, JsonSchema)]
@@ -295,6 +295,17 @@ fn toolbox() -> Toolbox {
                 ))
             })
             .description("Returns the environment variable `name`, or the error text."),
+        )
+        // Changes on every read: subscribers hear of it through polling.
+        .resource(
+            Resource::new("test://clock", "clock", || {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_err(|e| wharf_sdk::ResourceError::failed(e.to_string()))?;
+                Ok(ResourceOutput::text(now.as_nanos().to_string()))
+            })
+            .mime_type("text/plain")
+            .poll_every(std::time::Duration::from_millis(100)),
         )
 }
 
