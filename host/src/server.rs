@@ -15,29 +15,30 @@ use rmcp::model::{
     CompleteResult, CompletionInfo, ContentBlock, DiscoverResult, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, Reference, Resource, ResourceContents,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
-    ToolAnnotations, UnsubscribeRequestParams,
+    Prompt, PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, Reference, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
 #[allow(deprecated)] // Logging is deprecated (SEP-2577) but still part of both eras.
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
+use rmcp::model::{LoggingLevel, SetLevelRequestParams};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::task::{JoinHandle, JoinSet};
 
+mod events;
 mod resources;
 
+pub use events::PROGRESS_INTERVAL;
+use events::{EventRoute, forward_events};
 use resources::{Subscriptions, expose_links};
 
 use crate::metrics::{CallOutcome, Metrics};
 use crate::registry::{ExposedPrompt, ExposedTool, ListingVersions, Registry};
 use crate::resource_watch::ResourceWatch;
 use crate::runtime::{
-    CallContext, CallEvent, CallFailure, CallOutput, ContentItem, LogLevel, RenderedPrompt,
-    ResourceBody, Role,
+    CallContext, CallFailure, CallOutput, ContentItem, RenderedPrompt, ResourceBody, Role,
 };
 
 /// The protocol revisions Wharf serves, newest first.
@@ -561,96 +562,6 @@ impl ServerHandler for WharfServer {
                 Ok(tool_error(format!("Tool `{}` failed: {failure}", tool.name())).into())
             }
         }
-    }
-}
-
-/// Where a call's progress reports and log lines go.
-struct EventRoute {
-    /// The request's progress token; without one, progress is dropped.
-    progress_token: Option<rmcp::model::ProgressToken>,
-    /// The least severe log level the client wants; without one, logs stay in
-    /// Wharf's own log.
-    #[allow(deprecated)]
-    log_level: Option<LoggingLevel>,
-    /// Names the plugin in `notifications/message`.
-    logger: String,
-}
-
-/// Sends a call's events to the client: progress as `notifications/progress`,
-/// dropping reports that do not increase, as the protocol requires, and plugin
-/// logs at or above the wanted level as `notifications/message`.
-async fn forward_events(
-    mut events: mpsc::UnboundedReceiver<CallEvent>,
-    route: EventRoute,
-    peer: rmcp::Peer<RoleServer>,
-) {
-    let mut last = f64::NEG_INFINITY;
-    while let Some(event) = events.recv().await {
-        let sent = match event {
-            CallEvent::Progress {
-                progress,
-                total,
-                message,
-            } => {
-                let Some(token) = &route.progress_token else {
-                    continue;
-                };
-                if !progress.is_finite() || progress <= last {
-                    continue;
-                }
-                last = progress;
-                let mut param = ProgressNotificationParam::new(token.clone(), progress);
-                param.total = total.filter(|t| t.is_finite());
-                param.message = message;
-                peer.notify_progress(param).await
-            }
-            CallEvent::Log { level, message } => {
-                let level = mcp_log_level(level);
-                let Some(wanted) = route.log_level else {
-                    continue;
-                };
-                if severity(level) < severity(wanted) {
-                    continue;
-                }
-                #[allow(deprecated)]
-                let param = LoggingMessageNotificationParam::new(level, Value::String(message))
-                    .with_logger(route.logger.clone());
-                #[allow(deprecated)]
-                peer.notify_logging_message(param).await
-            }
-        };
-        if sent.is_err() {
-            break;
-        }
-    }
-}
-
-#[allow(deprecated)]
-fn mcp_log_level(level: LogLevel) -> LoggingLevel {
-    match level {
-        LogLevel::Debug => LoggingLevel::Debug,
-        LogLevel::Info => LoggingLevel::Info,
-        LogLevel::Notice => LoggingLevel::Notice,
-        LogLevel::Warning => LoggingLevel::Warning,
-        LogLevel::Error => LoggingLevel::Error,
-        LogLevel::Critical => LoggingLevel::Critical,
-        LogLevel::Alert => LoggingLevel::Alert,
-        LogLevel::Emergency => LoggingLevel::Emergency,
-    }
-}
-
-/// Syslog order: debug is the least severe.
-#[allow(deprecated)]
-fn severity(level: LoggingLevel) -> u8 {
-    match level {
-        LoggingLevel::Debug => 0,
-        LoggingLevel::Info => 1,
-        LoggingLevel::Notice => 2,
-        LoggingLevel::Warning => 3,
-        LoggingLevel::Error => 4,
-        LoggingLevel::Critical => 5,
-        LoggingLevel::Alert => 6,
-        LoggingLevel::Emergency => 7,
     }
 }
 

@@ -119,6 +119,13 @@ fn alloc(args: AllocArgs) -> Result<ToolOutput, ToolError> {
     )))
 }
 
+/// Arguments of `progress`.
+#[derive(Deserialize, JsonSchema)]
+struct ProgressArgs {
+    /// How many reports to make.
+    reports: u32,
+}
+
 /// Logs at every level and reports progress three times.
 fn log() -> Result<ToolOutput, ToolError> {
     use host::Level;
@@ -231,6 +238,16 @@ fn toolbox() -> Toolbox {
         .with(
             Tool::new("log", |()| log())
                 .description("Logs at every level and reports progress 3 times."),
+        )
+        .with(
+            Tool::new("progress", |args: ProgressArgs| {
+                let total = f64::from(args.reports);
+                for step in 1..=args.reports {
+                    host::progress(f64::from(step), Some(total), None);
+                }
+                Ok(ToolOutput::text(format!("reported {} times", args.reports)))
+            })
+            .description("Reports progress `reports` times as fast as it can."),
         )
         .with(
             Tool::new("config", |args: ConfigArgs| {
