@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod naming;
 pub mod oneshot;
 pub mod registry;
+pub mod resource_watch;
 pub mod runtime;
 pub mod server;
 pub mod stdio;

@@ -1,4 +1,4 @@
-//! The current set of plugins and the tools and prompts clients see.
+//! The current set of plugins and the tools, prompts and resources clients see.
 //!
 //! Strategy: a [`ToolSet`] is immutable once built. The [`Registry`] holds the
 //! current one behind an atomic pointer; readers take a snapshot (an `Arc`) without
@@ -16,6 +16,11 @@ use tokio::sync::watch;
 
 use crate::naming;
 use crate::runtime::{Plugin, PromptSpec, ToolSpec};
+
+mod resources;
+
+use resources::ResourceCollector;
+pub use resources::{ExposedResource, ExposedTemplate, SchemePrefixError};
 
 /// A tool as clients see it: its exposed name and the plugin that runs it.
 pub struct ExposedTool {
@@ -194,13 +199,27 @@ impl<T: Named> Listing<T> {
     }
 }
 
-/// One consistent set of plugins and their tools and prompts, each sorted by
-/// exposed name.
+/// One consistent set of plugins and their tools, prompts, resources and
+/// resource templates, each sorted by exposed name or URI.
 #[derive(Default)]
 pub struct ToolSet {
     plugins: Vec<Arc<Plugin>>,
     tools: Listing<ExposedTool>,
     prompts: Listing<ExposedPrompt>,
+    resources: Listing<ExposedResource>,
+    templates: Listing<ExposedTemplate>,
+}
+
+/// Where a read of a URI goes.
+pub struct ResourceTarget<'a> {
+    /// The plugin that serves it.
+    pub plugin: &'a Arc<Plugin>,
+    /// The URI in the plugin's own form.
+    pub plugin_uri: String,
+    /// How the plugin's URIs are exposed (to expose what the read returns).
+    pub naming: Naming,
+    /// The listed resource, if it is one rather than a template's match.
+    pub listed: Option<&'a ExposedResource>,
 }
 
 /// How a plugin's tools and prompts are named for clients.
@@ -237,6 +256,12 @@ impl Claims {
                 return None;
             }
         };
+        self.take(plugin, kind, exposed)
+    }
+
+    /// `exposed` for `plugin`, unless another plugin has it (logged, as a
+    /// `kind` left out).
+    fn take(&mut self, plugin: &Plugin, kind: &str, exposed: String) -> Option<String> {
         if let Some(owner) = self.0.get(&exposed) {
             tracing::warn!(
                 plugin = plugin.name(),
@@ -270,7 +295,9 @@ impl ToolSet {
         let mut tools: Vec<ExposedTool> = Vec::new();
         let mut prompts: Vec<ExposedPrompt> = Vec::new();
         let (mut tool_names, mut prompt_names) = (Claims::default(), Claims::default());
+        let mut resources = ResourceCollector::default();
         for (plugin, naming) in &members {
+            resources.add(plugin, *naming);
             for (index, spec) in plugin.tools().iter().enumerate() {
                 let schema = Value::Object(spec.input_schema.clone());
                 let validator = match jsonschema::validator_for(&schema) {
@@ -309,6 +336,8 @@ impl ToolSet {
             plugins: members.into_iter().map(|(plugin, _)| plugin).collect(),
             tools: Listing::new(tools),
             prompts: Listing::new(prompts),
+            resources: Listing::new(resources.resources),
+            templates: Listing::new(resources.templates),
         }
     }
 
@@ -320,6 +349,66 @@ impl ToolSet {
     /// All prompts, sorted by exposed name.
     pub fn prompts(&self) -> &[ExposedPrompt] {
         &self.prompts.items
+    }
+
+    /// All resources, sorted by exposed URI.
+    pub fn resources(&self) -> &[ExposedResource] {
+        &self.resources.items
+    }
+
+    /// All resource templates, sorted by exposed template.
+    pub fn templates(&self) -> &[ExposedTemplate] {
+        &self.templates.items
+    }
+
+    /// The template clients know as `template` (for completion).
+    pub fn get_template(&self, template: &str) -> Option<&ExposedTemplate> {
+        self.templates.get(template)
+    }
+
+    /// Where a read of `uri` goes: a listed resource, else the first template
+    /// (in exposed order) that matches it.
+    pub fn resolve_resource(&self, uri: &str) -> Option<ResourceTarget<'_>> {
+        if let Some(listed) = self.resources.get(uri) {
+            return Some(ResourceTarget {
+                plugin: listed.plugin(),
+                plugin_uri: listed.spec().uri.clone(),
+                naming: listed.naming(),
+                listed: Some(listed),
+            });
+        }
+        self.templates.items.iter().find_map(|template| {
+            template.template().matches(uri)?;
+            let plugin_uri = template
+                .naming()
+                .plugin_uri(template.plugin().name(), uri)?;
+            Some(ResourceTarget {
+                plugin: template.plugin(),
+                plugin_uri: plugin_uri.to_owned(),
+                naming: template.naming(),
+                listed: None,
+            })
+        })
+    }
+
+    /// The URI clients see for `uri` of `plugin` if the plugin serves it
+    /// (lists it or has a template matching it), so that links in its results
+    /// can be read back.
+    pub fn exposed_uri(&self, plugin: &str, uri: &str) -> Option<String> {
+        let listed = self
+            .resources
+            .items
+            .iter()
+            .find(|r| r.plugin().name() == plugin && r.spec().uri == uri);
+        if let Some(listed) = listed {
+            return Some(listed.uri().to_owned());
+        }
+        self.templates
+            .items
+            .iter()
+            .filter(|t| t.plugin().name() == plugin)
+            .find(|t| t.spec().template.matches(uri).is_some())
+            .and_then(|t| t.naming().expose_uri(plugin, uri).ok())
     }
 
     /// The loaded plugins.
@@ -347,6 +436,11 @@ impl ToolSet {
             prompts: !same(&self.prompts.items, &other.prompts.items, |a, b| {
                 a.name == b.name && a.spec() == b.spec()
             }),
+            resources: !same(&self.resources.items, &other.resources.items, |a, b| {
+                a.uri() == b.uri() && a.spec() == b.spec()
+            }) || !same(&self.templates.items, &other.templates.items, |a, b| {
+                a.template() == b.template() && a.spec() == b.spec()
+            }),
         }
     }
 
@@ -361,6 +455,17 @@ impl ToolSet {
     pub fn prompt_page(&self, after: Option<&str>, limit: usize) -> (&[ExposedPrompt], bool) {
         self.prompts.page(after, limit)
     }
+
+    /// The resources after the one at `after`, at most `limit`, and whether
+    /// more follow.
+    pub fn resource_page(&self, after: Option<&str>, limit: usize) -> (&[ExposedResource], bool) {
+        self.resources.page(after, limit)
+    }
+
+    /// The templates after `after`, at most `limit`, and whether more follow.
+    pub fn template_page(&self, after: Option<&str>, limit: usize) -> (&[ExposedTemplate], bool) {
+        self.templates.page(after, limit)
+    }
 }
 
 fn same<T>(a: &[T], b: &[T], eq: impl Fn(&T, &T) -> bool) -> bool {
@@ -372,11 +477,13 @@ fn same<T>(a: &[T], b: &[T], eq: impl Fn(&T, &T) -> bool) -> bool {
 pub struct ListingChanges {
     pub tools: bool,
     pub prompts: bool,
+    /// Resources or resource templates.
+    pub resources: bool,
 }
 
 impl ListingChanges {
     pub fn any(self) -> bool {
-        self.tools || self.prompts
+        self.tools || self.prompts || self.resources
     }
 }
 
@@ -385,13 +492,18 @@ impl ListingChanges {
 pub struct ListingVersions {
     pub tools: u64,
     pub prompts: u64,
+    pub resources: u64,
+    /// Every swap, even one that changed no listing (a plugin rebuilt with the
+    /// same tools): what a resource returns may have changed.
+    pub swaps: u64,
 }
 
 /// Holds the current [`ToolSet`]; cheap to read from any task.
 ///
-/// Subscribers (listen streams, legacy sessions) watch a counter that moves only
-/// when what clients see changed; `watch` keeps just the latest value, so a burst
-/// of swaps reaches a slow subscriber as one change.
+/// Subscribers (listen streams, legacy sessions, resource watches) watch
+/// counters: one per listing, moved only when what clients see changed, and one
+/// for every swap. `watch` keeps just the latest value, so a burst of swaps
+/// reaches a slow subscriber as one change.
 pub struct Registry {
     current: ArcSwap<ToolSet>,
     listing: watch::Sender<ListingVersions>,
@@ -416,12 +528,12 @@ impl Registry {
     pub fn replace(&self, set: ToolSet) -> ListingChanges {
         let changes = self.current.load().listing_changes(&set);
         self.current.store(Arc::new(set));
-        if changes.any() {
-            self.listing.send_modify(|versions| {
-                versions.tools += u64::from(changes.tools);
-                versions.prompts += u64::from(changes.prompts);
-            });
-        }
+        self.listing.send_modify(|versions| {
+            versions.tools += u64::from(changes.tools);
+            versions.prompts += u64::from(changes.prompts);
+            versions.resources += u64::from(changes.resources);
+            versions.swaps += 1;
+        });
         changes
     }
 

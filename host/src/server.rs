@@ -15,23 +15,31 @@ use rmcp::model::{
     CompleteResult, CompletionInfo, ContentBlock, DiscoverResult, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, Reference, Resource, ResourceContents,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
+    Prompt, PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, Reference, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
 #[allow(deprecated)] // Logging is deprecated (SEP-2577) but still part of both eras.
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
+use rmcp::model::{LoggingLevel, SetLevelRequestParams};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tokio::task::{JoinHandle, JoinSet};
+
+mod events;
+mod resources;
+
+pub use events::PROGRESS_INTERVAL;
+use events::{EventRoute, forward_events};
+use resources::{Subscriptions, expose_links};
 
 use crate::client_input::{Binding, CallInput, Conclusion, StateSeal, arguments_value};
 use crate::metrics::{CallOutcome, Metrics};
 use crate::registry::{ExposedPrompt, ExposedTool, ListingVersions, Registry};
+use crate::resource_watch::ResourceWatch;
 use crate::runtime::{
-    CallContext, CallEvent, CallFailure, CallOutput, ContentItem, LogLevel, RenderedPrompt,
-    ResourceBody, Role,
+    CallContext, CallFailure, CallOutput, ContentItem, RenderedPrompt, ResourceBody, Role,
 };
 
 /// The protocol revisions Wharf serves, newest first.
@@ -60,7 +68,7 @@ pub fn removed_method_message(method: &str) -> String {
 }
 
 /// How often a legacy session's notification task checks that the session lives.
-const SESSION_CHECK: Duration = Duration::from_secs(30);
+pub(crate) const SESSION_CHECK: Duration = Duration::from_secs(30);
 
 /// How long clients may cache `server/discover`.
 const DISCOVER_TTL: Duration = Duration::from_secs(3600);
@@ -90,6 +98,7 @@ pub struct WharfServer {
     registry: Arc<Registry>,
     options: Arc<ServerOptions>,
     metrics: Arc<Metrics>,
+    watch: Arc<ResourceWatch>,
     session: Arc<SessionState>,
     /// Signs 2026-07-28 `requestState` values (one random key per process).
     seal: Arc<StateSeal>,
@@ -102,11 +111,14 @@ struct SessionState {
     /// no plugin log reaches the client.
     #[allow(deprecated)]
     log_level: Mutex<Option<LoggingLevel>>,
+    /// Its `resources/subscribe`s.
+    subscriptions: Subscriptions,
 }
 
 impl WharfServer {
     pub fn new(registry: Arc<Registry>, options: ServerOptions) -> Self {
         Self {
+            watch: ResourceWatch::new(registry.clone()),
             registry,
             options: Arc::new(options),
             metrics: Arc::default(),
@@ -115,8 +127,9 @@ impl WharfServer {
         }
     }
 
-    /// A handler for a new connection or session: shares the tools, options and
-    /// metrics, but not what the previous session set (its log level).
+    /// A handler for a new connection or session: shares the tools, options,
+    /// metrics and resource watches, but not what the previous session set (its
+    /// log level, its subscriptions).
     pub fn for_session(&self) -> Self {
         Self {
             session: Arc::default(),
@@ -138,6 +151,39 @@ impl WharfServer {
         self.options.list_ttl.as_millis() as u64
     }
 
+    /// The context a plugin runs a request in: the request's cancellation, and
+    /// its progress reports and logs forwarded to the client (until the
+    /// returned task ends, which it does once the call context is dropped).
+    ///
+    /// The forwarder would drop every event of a request that asked for
+    /// neither progress nor logs (the usual case): its task and channel, a
+    /// spawn and a cross-thread wake-up per call, are skipped then. Plugin logs
+    /// still reach Wharf's own log from the runtime.
+    fn call_context(
+        &self,
+        context: &RequestContext<RoleServer>,
+        plugin: &str,
+    ) -> (CallContext, Option<JoinHandle<()>>) {
+        let route = EventRoute {
+            progress_token: context.meta.get_progress_token(),
+            log_level: self.wanted_log_level(context),
+            logger: plugin.to_string(),
+        };
+        let (events, forwarder) = if route.progress_token.is_none() && route.log_level.is_none() {
+            (None, None)
+        } else {
+            let (events_tx, events_rx) = mpsc::unbounded_channel();
+            let forwarder = tokio::spawn(forward_events(events_rx, route, context.peer.clone()));
+            (Some(events_tx), Some(forwarder))
+        };
+        let call = CallContext {
+            cancel: context.ct.clone(),
+            events,
+            input: None,
+        };
+        (call, forwarder)
+    }
+
     /// Records every tool call (count, errors, latency) in `metrics`.
     pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
         self.metrics = metrics;
@@ -156,6 +202,8 @@ impl ServerHandler for WharfServer {
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_resources()
+                .enable_resources_list_changed()
+                .enable_resources_subscribe()
                 .enable_prompts()
                 .enable_prompts_list_changed()
                 .enable_completions()
@@ -164,7 +212,8 @@ impl ServerHandler for WharfServer {
         )
         .with_server_info(info)
         .with_instructions(
-            "Tools come from WebAssembly plugins; each tool is named <plugin>_<tool>.",
+            "Tools, prompts and resources come from WebAssembly plugins; each tool and \
+             prompt is named <plugin>_<name>, and each resource URI is <plugin>+<uri>.",
         )
     }
 
@@ -189,32 +238,61 @@ impl ServerHandler for WharfServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        // The tool and prompt lists change here; rmcp intersects this with the
-        // request and the advertised capabilities before acknowledging.
+        // Every list changes here, and resources Wharf can resolve now may be
+        // watched; rmcp intersects this with the request and the advertised
+        // capabilities before acknowledging.
+        let set = self.registry.snapshot();
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed.filter(|&wanted| wanted);
         accepted.prompts_list_changed = requested.prompts_list_changed.filter(|&wanted| wanted);
+        accepted.resources_list_changed = requested.resources_list_changed.filter(|&wanted| wanted);
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| set.resolve_resource(uri).is_some())
+                .cloned()
+                .collect()
+        });
         Some(accepted)
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
-        let wants_tools = subscription.accepted().tools_list_changed == Some(true);
-        let wants_prompts = subscription.accepted().prompts_list_changed == Some(true);
-        if !wants_tools && !wants_prompts {
+        let accepted = subscription.accepted();
+        let wants_tools = accepted.tools_list_changed == Some(true);
+        let wants_prompts = accepted.prompts_list_changed == Some(true);
+        let wants_resources = accepted.resources_list_changed == Some(true);
+        let uris = accepted.resource_subscriptions.clone().unwrap_or_default();
+        if !wants_tools && !wants_prompts && !wants_resources && uris.is_empty() {
             subscription.cancelled().await;
             return Ok(());
         }
+        // Each watched URI's changes, merged into one channel; the forwarders
+        // (and with them the watches) end with the stream.
+        let (updated_tx, mut updated) = mpsc::channel::<String>(16);
+        let mut forwarders = JoinSet::new();
+        for uri in uris {
+            let mut changes = self.watch.watch(&uri);
+            let updated_tx = updated_tx.clone();
+            forwarders.spawn(async move {
+                while changes.changed().await.is_ok() {
+                    if updated_tx.send(uri.clone()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(updated_tx);
         let mut listing = self.registry.watch_listing();
         let mut seen = *listing.borrow_and_update();
         loop {
-            tokio::select! {
+            let sink = subscription.sink();
+            let sent = tokio::select! {
                 _ = subscription.cancelled() => return Ok(()),
+                Some(uri) = updated.recv() => sink.notify_resource_updated(uri).await,
                 changed = listing.changed() => {
                     if changed.is_err() {
                         return Ok(());
                     }
                     let now = *listing.borrow_and_update();
-                    let sink = subscription.sink();
                     let mut sent = Ok(());
                     if wants_tools && now.tools != seen.tools {
                         sent = sink.notify_tool_list_changed().await;
@@ -222,12 +300,16 @@ impl ServerHandler for WharfServer {
                     if sent.is_ok() && wants_prompts && now.prompts != seen.prompts {
                         sent = sink.notify_prompt_list_changed().await;
                     }
-                    seen = now;
-                    if let Err(error) = sent {
-                        tracing::debug!("listen stream closed: {error}");
-                        return Ok(());
+                    if sent.is_ok() && wants_resources && now.resources != seen.resources {
+                        sent = sink.notify_resource_list_changed().await;
                     }
+                    seen = now;
+                    sent
                 }
+            };
+            if let Err(error) = sent {
+                tracing::debug!("listen stream closed: {error}");
+                return Ok(());
             }
         }
     }
@@ -281,18 +363,12 @@ impl ServerHandler for WharfServer {
         Ok(result)
     }
 
-    // No plugin provides resources or prompts yet: these answer as a server
-    // that has none, rather than "method not found", so clients that list all
-    // three primitives keep working.
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        check_cursor(request)?;
-        Ok(ListResourcesResult::with_all_items(vec![])
-            .with_ttl_ms(self.list_ttl_ms())
-            .with_cache_scope(CacheScope::Public))
+        self.resource_page(request)
     }
 
     async fn list_resource_templates(
@@ -300,18 +376,57 @@ impl ServerHandler for WharfServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        check_cursor(request)?;
-        Ok(ListResourceTemplatesResult::with_all_items(vec![])
-            .with_ttl_ms(self.list_ttl_ms())
-            .with_cache_scope(CacheScope::Public))
+        self.template_page(request)
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        Err(unknown_resource(&request.uri))
+        let binding = Binding {
+            method: "resources/read",
+            name: &request.uri,
+            arguments: &Value::Null,
+        };
+        let input = CallInput::begin(
+            &self.seal,
+            binding,
+            request.input_responses.as_ref(),
+            request.request_state.as_deref(),
+            &context,
+        )?;
+        let outcome = self
+            .read(&request.uri, &context, Some(input.broker()))
+            .await;
+        match input.conclude(binding, outcome.is_err()) {
+            Conclusion::Proceed => Ok(outcome?.into()),
+            Conclusion::InputRequired(result) => Ok(result.into()),
+            Conclusion::Error(error) => Err(error),
+            Conclusion::Failed(why) => Err(McpError::internal_error(
+                format!("Reading `{}` failed: {why}", request.uri),
+                Some(json!({ "uri": request.uri })),
+            )),
+        }
+    }
+
+    #[allow(deprecated)] // legacy only; 2026-07-28 clients use listen
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscribe_session(request.uri, context)
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.unsubscribe_session(&request.uri);
+        Ok(())
     }
 
     async fn list_prompts(
@@ -358,16 +473,16 @@ impl ServerHandler for WharfServer {
             request.request_state.as_deref(),
             &context,
         )?;
-        let call = CallContext {
-            cancel: context.ct.clone(),
-            events: None,
-            input: Some(input.broker()),
-        };
-        let rendered = prompt
+        let (mut call, forwarder) = self.call_context(&context, prompt.plugin().name());
+        call.input = Some(input.broker());
+        let outcome = prompt
             .plugin()
             .get_prompt(&prompt.spec().name, &arguments, call)
             .await;
-        match input.conclude(binding, rendered.is_err()) {
+        if let Some(forwarder) = forwarder {
+            let _ = forwarder.await;
+        }
+        match input.conclude(binding, outcome.is_err()) {
             Conclusion::Proceed => {}
             Conclusion::InputRequired(result) => return Ok(result.into()),
             Conclusion::Error(error) => return Err(error),
@@ -375,7 +490,10 @@ impl ServerHandler for WharfServer {
                 return Err(prompt_failure(prompt, CallFailure::Failed(why)));
             }
         }
-        let rendered = rendered.map_err(|failure| prompt_failure(prompt, failure))?;
+        let mut rendered = outcome.map_err(|failure| prompt_failure(prompt, failure))?;
+        for (_, content) in &mut rendered.messages {
+            expose_links(&set, prompt.plugin().name(), std::slice::from_mut(content));
+        }
         Ok(mcp_prompt_result(rendered).into())
     }
 
@@ -384,14 +502,24 @@ impl ServerHandler for WharfServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
+        let mut chosen: Vec<(String, String)> = request
+            .context
+            .and_then(|c| c.arguments)
+            .map(|arguments| arguments.into_iter().collect())
+            .unwrap_or_default();
+        chosen.sort();
         let prompt_ref = match &request.r#ref {
             Reference::Prompt(prompt) => prompt,
-            // No plugin offers resource templates yet: every one is unknown.
             Reference::Resource(template) => {
-                return Err(McpError::invalid_params(
-                    format!("Unknown resource template: {}", template.uri),
-                    Some(json!({ "uri": template.uri })),
-                ));
+                return self
+                    .complete_template(
+                        &template.uri,
+                        &request.argument.name,
+                        &request.argument.value,
+                        &chosen,
+                        &context,
+                    )
+                    .await;
             }
             _ => {
                 return Err(McpError::invalid_params(
@@ -411,17 +539,8 @@ impl ServerHandler for WharfServer {
                 Some(json!({"name": prompt.name(), "argument": argument})),
             ));
         }
-        let mut chosen: Vec<(String, String)> = request
-            .context
-            .and_then(|c| c.arguments)
-            .map(|arguments| arguments.into_iter().collect())
-            .unwrap_or_default();
-        chosen.sort();
-        let call = CallContext {
-            cancel: context.ct.clone(),
-            ..CallContext::default()
-        };
-        let mut values = prompt
+        let (call, _) = self.call_context(&context, prompt.plugin().name());
+        let values = prompt
             .plugin()
             .complete_prompt_argument(
                 &prompt.spec().name,
@@ -432,12 +551,7 @@ impl ServerHandler for WharfServer {
             )
             .await
             .map_err(|failure| prompt_failure(prompt, failure))?;
-        let total = values.len();
-        values.truncate(CompletionInfo::MAX_VALUES);
-        let more = total > values.len();
-        let completion = CompletionInfo::with_pagination(values, Some(total as u32), more)
-            .map_err(|why| McpError::internal_error(why, None))?;
-        Ok(CompleteResult::new(completion))
+        completion(values)
     }
 
     #[allow(deprecated)]
@@ -471,22 +585,6 @@ impl ServerHandler for WharfServer {
             .into());
         }
 
-        let route = EventRoute {
-            progress_token: context.meta.get_progress_token(),
-            log_level: self.wanted_log_level(&context),
-            logger: tool.plugin().name().to_string(),
-        };
-        // The forwarder would drop every event of a request that asked for
-        // neither progress nor logs (the usual case): skip its task and channel,
-        // a spawn and a cross-thread wake-up per call. Plugin logs still reach
-        // Wharf's own log from the runtime.
-        let (events, forwarder) = if route.progress_token.is_none() && route.log_level.is_none() {
-            (None, None)
-        } else {
-            let (events_tx, events_rx) = mpsc::unbounded_channel();
-            let forwarder = tokio::spawn(forward_events(events_rx, route, context.peer.clone()));
-            (Some(events_tx), Some(forwarder))
-        };
         let binding = Binding {
             method: "tools/call",
             name: &request.name,
@@ -505,11 +603,8 @@ impl ServerHandler for WharfServer {
                 return Err(error);
             }
         };
-        let call = CallContext {
-            cancel: context.ct.clone(),
-            events,
-            input: Some(input.broker()),
-        };
+        let (mut call, forwarder) = self.call_context(&context, tool.plugin().name());
+        call.input = Some(input.broker());
         let mut outcome = tool
             .plugin()
             .call(&tool.spec().name, &arguments.to_string(), call)
@@ -538,7 +633,10 @@ impl ServerHandler for WharfServer {
             CallOutcome::Success
         });
         match outcome {
-            Ok(output) => Ok(mcp_result(output).into()),
+            Ok(mut output) => {
+                expose_links(&set, tool.plugin().name(), &mut output.content);
+                Ok(mcp_result(output).into())
+            }
             Err(CallFailure::UnknownTool(_)) => Err(unknown_tool(&request.name)),
             Err(failure) => {
                 tracing::warn!(tool = tool.name(), "call failed: {failure}");
@@ -548,107 +646,14 @@ impl ServerHandler for WharfServer {
     }
 }
 
-/// Where a call's progress reports and log lines go.
-struct EventRoute {
-    /// The request's progress token; without one, progress is dropped.
-    progress_token: Option<rmcp::model::ProgressToken>,
-    /// The least severe log level the client wants; without one, logs stay in
-    /// Wharf's own log.
-    #[allow(deprecated)]
-    log_level: Option<LoggingLevel>,
-    /// Names the plugin in `notifications/message`.
-    logger: String,
-}
-
-/// Sends a call's events to the client: progress as `notifications/progress`,
-/// dropping reports that do not increase, as the protocol requires, and plugin
-/// logs at or above the wanted level as `notifications/message`.
-async fn forward_events(
-    mut events: mpsc::UnboundedReceiver<CallEvent>,
-    route: EventRoute,
-    peer: rmcp::Peer<RoleServer>,
-) {
-    let mut last = f64::NEG_INFINITY;
-    while let Some(event) = events.recv().await {
-        let sent = match event {
-            CallEvent::Progress {
-                progress,
-                total,
-                message,
-            } => {
-                let Some(token) = &route.progress_token else {
-                    continue;
-                };
-                if !progress.is_finite() || progress <= last {
-                    continue;
-                }
-                last = progress;
-                let mut param = ProgressNotificationParam::new(token.clone(), progress);
-                param.total = total.filter(|t| t.is_finite());
-                param.message = message;
-                peer.notify_progress(param).await
-            }
-            CallEvent::Log { level, message } => {
-                let level = mcp_log_level(level);
-                let Some(wanted) = route.log_level else {
-                    continue;
-                };
-                if severity(level) < severity(wanted) {
-                    continue;
-                }
-                #[allow(deprecated)]
-                let param = LoggingMessageNotificationParam::new(level, Value::String(message))
-                    .with_logger(route.logger.clone());
-                #[allow(deprecated)]
-                peer.notify_logging_message(param).await
-            }
-        };
-        if sent.is_err() {
-            break;
-        }
-    }
-}
-
-#[allow(deprecated)]
-fn mcp_log_level(level: LogLevel) -> LoggingLevel {
-    match level {
-        LogLevel::Debug => LoggingLevel::Debug,
-        LogLevel::Info => LoggingLevel::Info,
-        LogLevel::Notice => LoggingLevel::Notice,
-        LogLevel::Warning => LoggingLevel::Warning,
-        LogLevel::Error => LoggingLevel::Error,
-        LogLevel::Critical => LoggingLevel::Critical,
-        LogLevel::Alert => LoggingLevel::Alert,
-        LogLevel::Emergency => LoggingLevel::Emergency,
-    }
-}
-
-/// Syslog order: debug is the least severe.
-#[allow(deprecated)]
-fn severity(level: LoggingLevel) -> u8 {
-    match level {
-        LoggingLevel::Debug => 0,
-        LoggingLevel::Info => 1,
-        LoggingLevel::Notice => 2,
-        LoggingLevel::Warning => 3,
-        LoggingLevel::Error => 4,
-        LoggingLevel::Critical => 5,
-        LoggingLevel::Alert => 6,
-        LoggingLevel::Emergency => 7,
-    }
-}
-
-/// Lists that are empty have no pages, so any cursor is one we never issued.
-fn check_cursor(request: Option<PaginatedRequestParams>) -> Result<(), McpError> {
-    match request.and_then(|r| r.cursor) {
-        None => Ok(()),
-        Some(cursor) => decode_cursor(&cursor).and_then(|_| {
-            Err(McpError::invalid_params(
-                format!("Invalid cursor: {cursor}"),
-                Some(json!({ "cursor": cursor })),
-            ))
-        }),
-    }
+/// A completion result: the first 100 values, and how many there were.
+fn completion(mut values: Vec<String>) -> Result<CompleteResult, McpError> {
+    let total = values.len();
+    values.truncate(CompletionInfo::MAX_VALUES);
+    let more = total > values.len();
+    let completion = CompletionInfo::with_pagination(values, Some(total as u32), more)
+        .map_err(|why| McpError::internal_error(why, None))?;
+    Ok(CompleteResult::new(completion))
 }
 
 /// The name a cursor points after, if the request carries one.
@@ -670,6 +675,9 @@ async fn notify_legacy(
     }
     if now.prompts != seen.prompts {
         peer.notify_prompt_list_changed().await?;
+    }
+    if now.resources != seen.resources {
+        peer.notify_resource_list_changed().await?;
     }
     Ok(())
 }
@@ -747,14 +755,6 @@ fn mcp_prompt_result(rendered: RenderedPrompt) -> GetPromptResult {
     result
 }
 
-fn unknown_resource(uri: &str) -> McpError {
-    // SEP-2164: a missing resource is invalid params, naming the URI.
-    McpError::invalid_params(
-        format!("Resource not found: {uri}"),
-        Some(json!({ "uri": uri })),
-    )
-}
-
 fn unknown_prompt(name: &str) -> McpError {
     McpError::invalid_params(
         format!("Unknown prompt: {name}"),
@@ -795,9 +795,14 @@ fn mcp_tool(tool: &ExposedTool) -> Tool {
     out
 }
 
+/// Binary data as MCP carries it.
+fn base64(data: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(data)
+}
+
 /// One content item as MCP content; binary data is base64-encoded.
 fn mcp_content(item: ContentItem) -> ContentBlock {
-    let b64 = |data: &[u8]| base64::engine::general_purpose::STANDARD.encode(data);
+    let b64 = base64;
     match item {
         ContentItem::Text(text) => ContentBlock::text(text),
         ContentItem::Image { data, mime_type } => ContentBlock::image(b64(&data), mime_type),

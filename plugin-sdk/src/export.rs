@@ -6,6 +6,7 @@
 //! exports.
 
 use crate::bindings::exports::wharf::plugin::prompts as wit_prompts;
+use crate::bindings::exports::wharf::plugin::resources as wit_resources;
 use crate::bindings::wharf::plugin::types as wit;
 use crate::error::ToolError;
 use crate::toolbox::Toolbox;
@@ -75,7 +76,46 @@ pub fn complete_argument(
     suggestions
 }
 
-/// Exports a plugin's tools and prompts: the one line that turns a crate into a Wharf plugin.
+/// The WIT `resource` records describing every resource of `toolbox`.
+pub fn list_resources(toolbox: &Toolbox) -> Vec<wit_resources::Resource> {
+    toolbox.resources().iter().map(|r| r.to_wit()).collect()
+}
+
+/// The WIT `resource-template` records describing every template of `toolbox`.
+pub fn list_resource_templates(toolbox: &Toolbox) -> Vec<wit_resources::ResourceTemplate> {
+    toolbox.templates().iter().map(|t| t.to_wit()).collect()
+}
+
+/// Reads the resource at `uri` of `toolbox`.
+pub fn read_resource(
+    toolbox: &Toolbox,
+    uri: &str,
+) -> Result<Vec<wit_resources::ResourceContents>, wit_resources::ResourceError> {
+    toolbox
+        .read(uri)
+        .map(|(output, mime_type)| output.into_wit(uri, mime_type))
+        .map_err(|error| error.into_wit())
+}
+
+/// Suggestions for a variable of the template `template`, at most 100.
+pub fn complete_template(
+    toolbox: &Toolbox,
+    template: &str,
+    variable: &str,
+    value: &str,
+    context: &[(String, String)],
+) -> Vec<String> {
+    let mut suggestions = toolbox
+        .templates()
+        .iter()
+        .find(|t| t.template() == template)
+        .map(|t| t.suggestions(variable, value, context))
+        .unwrap_or_default();
+    suggestions.truncate(MAX_SUGGESTIONS);
+    suggestions
+}
+
+/// Exports a plugin's tools, prompts and resources: the one line that turns a crate into a Wharf plugin.
 ///
 /// Give it a function (or any expression callable with no arguments) returning the
 /// plugin's [`Toolbox`](crate::Toolbox). Use it once, in the crate root of a `cdylib`
@@ -143,6 +183,50 @@ macro_rules! export_plugin {
                     let toolbox: $crate::Toolbox = ($toolbox)();
                     $crate::__private::complete_argument(
                         &toolbox, &name, &argument, &value, &context,
+                    )
+                }
+            }
+
+            impl $crate::bindings::exports::wharf::plugin::resources::Guest for WharfPlugin {
+                fn list_resources()
+                -> ::std::vec::Vec<$crate::bindings::exports::wharf::plugin::resources::Resource>
+                {
+                    let toolbox: $crate::Toolbox = ($toolbox)();
+                    $crate::__private::list_resources(&toolbox)
+                }
+
+                fn list_resource_templates() -> ::std::vec::Vec<
+                    $crate::bindings::exports::wharf::plugin::resources::ResourceTemplate,
+                > {
+                    let toolbox: $crate::Toolbox = ($toolbox)();
+                    $crate::__private::list_resource_templates(&toolbox)
+                }
+
+                fn read_resource(
+                    uri: ::std::string::String,
+                ) -> ::core::result::Result<
+                    ::std::vec::Vec<
+                        $crate::bindings::exports::wharf::plugin::resources::ResourceContents,
+                    >,
+                    $crate::bindings::exports::wharf::plugin::resources::ResourceError,
+                > {
+                    let toolbox: $crate::Toolbox = ($toolbox)();
+                    $crate::__private::read_resource(&toolbox, &uri)
+                }
+
+                fn complete_template(
+                    uri_template: ::std::string::String,
+                    variable: ::std::string::String,
+                    value: ::std::string::String,
+                    context: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
+                ) -> ::std::vec::Vec<::std::string::String> {
+                    let toolbox: $crate::Toolbox = ($toolbox)();
+                    $crate::__private::complete_template(
+                        &toolbox,
+                        &uri_template,
+                        &variable,
+                        &value,
+                        &context,
                     )
                 }
             }

@@ -90,6 +90,9 @@
 //! - [`Prompt`] is a message template with [`PromptArgument`]s, rendered into a
 //!   [`PromptOutput`], with optional argument completion; add prompts to the toolbox
 //!   with [`Toolbox::prompt`].
+//! - [`Resource`] is data at a URI and [`ResourceTemplate`] a family of URIs
+//!   (`notes://{day}`), each read into a [`ResourceOutput`]; add them with
+//!   [`Toolbox::resource`] and [`Toolbox::template`].
 //! - [`host`] calls back into Wharf: log, progress, cancellation, configuration.
 //! - [`input`] asks the client mid-call: elicitation, sampling, roots, and state
 //!   kept across the rounds of a 2026-07-28 request.
@@ -108,6 +111,7 @@ pub mod host;
 pub mod input;
 mod output;
 mod prompt;
+mod resource;
 mod schema;
 mod tool;
 mod toolbox;
@@ -117,6 +121,9 @@ pub use output::{
     BinaryContent, Content, EmbeddedResource, ResourceBody, ResourceLink, ToolOutput,
 };
 pub use prompt::{Prompt, PromptArgument, PromptArguments, PromptError, PromptOutput, Role};
+pub use resource::{
+    Resource, ResourceError, ResourceOutput, ResourcePiece, ResourceTemplate, TemplateVariables,
+};
 pub use tool::Tool;
 pub use toolbox::Toolbox;
 
@@ -138,5 +145,8 @@ pub mod bindings {
 /// What [`export_plugin!`] expands to needs; not part of the API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::export::{call_tool, complete_argument, get_prompt, list_prompts, list_tools};
+    pub use crate::export::{
+        call_tool, complete_argument, complete_template, get_prompt, list_prompts,
+        list_resource_templates, list_resources, list_tools, read_resource,
+    };
 }

@@ -103,6 +103,14 @@ impl Tool {
         }
     }
 
+    /// Declares `T`'s schema as the output schema, for a tool made with
+    /// [`new`](Self::new) that returns structured content (with
+    /// [`ToolOutput::with_structured`]) next to other items, such as links.
+    pub fn with_output_schema<T: JsonSchema>(mut self) -> Self {
+        self.output_schema = Some(schema::output_schema::<T>);
+        self
+    }
+
     /// Sets the short human-readable name shown by clients.
     pub fn title(mut self, title: impl Into<Cow<'static, str>>) -> Self {
         self.title = Some(title.into());

@@ -1,11 +1,12 @@
-//! The tools and prompts a plugin offers, and dispatch to one of them.
+//! The tools, prompts and resources a plugin offers, and dispatch to one of them.
 
 use crate::error::ToolError;
 use crate::output::ToolOutput;
 use crate::prompt::{Prompt, PromptError, PromptOutput};
+use crate::resource::{Resource, ResourceError, ResourceOutput, ResourceTemplate};
 use crate::tool::Tool;
 
-/// The tools and prompts of a plugin, in the order clients see them.
+/// The tools, prompts and resources of a plugin.
 ///
 /// A plugin builds its toolbox in a plain function handed to
 /// [`export_plugin!`](crate::export_plugin). Wharf runs every call in a fresh
@@ -15,6 +16,8 @@ use crate::tool::Tool;
 pub struct Toolbox {
     tools: Vec<Tool>,
     prompts: Vec<Prompt>,
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
 }
 
 impl Toolbox {
@@ -90,6 +93,67 @@ impl Toolbox {
         self.get_prompt(name)
             .ok_or_else(|| PromptError::UnknownPrompt(name.to_owned()))?
             .render(arguments)
+    }
+}
+
+impl Toolbox {
+    /// Adds `resource` after those already there.
+    ///
+    /// # Panics
+    ///
+    /// If the toolbox already has a resource at the same URI.
+    pub fn resource(mut self, resource: Resource) -> Self {
+        assert!(
+            !self.resources.iter().any(|r| r.uri() == resource.uri()),
+            "two resources are at `{}`",
+            resource.uri()
+        );
+        self.resources.push(resource);
+        self
+    }
+
+    /// Adds `template` after those already there. A URI that no listed
+    /// resource has goes to the first template that matches it.
+    ///
+    /// # Panics
+    ///
+    /// If the toolbox already has the same template.
+    pub fn template(mut self, template: ResourceTemplate) -> Self {
+        assert!(
+            !self
+                .templates
+                .iter()
+                .any(|t| t.template() == template.template()),
+            "the template `{}` is there twice",
+            template.template()
+        );
+        self.templates.push(template);
+        self
+    }
+
+    /// The resources, in order.
+    pub fn resources(&self) -> &[Resource] {
+        &self.resources
+    }
+
+    /// The resource templates, in order.
+    pub fn templates(&self) -> &[ResourceTemplate] {
+        &self.templates
+    }
+
+    /// Reads the resource at `uri`, as Wharf does: a listed resource, else the
+    /// first template that matches. Also returns the MIME type the resource
+    /// or template declares.
+    pub fn read(&self, uri: &str) -> Result<(ResourceOutput, Option<&str>), ResourceError> {
+        if let Some(resource) = self.resources.iter().find(|r| r.uri() == uri) {
+            return Ok((resource.read()?, resource.default_mime_type()));
+        }
+        for template in &self.templates {
+            if let Some(variables) = template.matches(uri) {
+                return Ok((template.read(&variables)?, template.default_mime_type()));
+            }
+        }
+        Err(ResourceError::NotFound(format!("no resource at `{uri}`")))
     }
 }
 

@@ -20,4 +20,5 @@ mod primitives;
 mod prompts;
 mod protocol_errors;
 mod reload;
+mod resources;
 mod sandbox;

@@ -75,11 +75,12 @@ fn lookups_of_missing_things_are_invalid_params() {
         "Unknown resource template: file:///{path}",
         json!({"uri": "file:///{path}"}),
     );
-    let cursor = wharf.modern(5, "resources/list", json!({"cursor": "Y2FsY19hZGQ"}));
+    // Cursors name the last item of a page, so any decodable one is valid.
+    let cursor = wharf.modern(5, "resources/list", json!({"cursor": "not a cursor!"}));
     assert_invalid_params(
         &cursor,
-        "Invalid cursor: Y2FsY19hZGQ",
-        json!({"cursor": "Y2FsY19hZGQ"}),
+        "Invalid cursor: not a cursor!",
+        json!({"cursor": "not a cursor!"}),
     );
     still_serving(&mut wharf, 6);
 }

@@ -134,11 +134,49 @@ fn progress_reaches_the_client_before_the_result() {
         .into_iter()
         .filter(|m| m["method"] == "notifications/progress")
         .collect();
-    assert_eq!(progress.len(), 3, "{progress:?}");
     assert!(
         progress
             .iter()
             .all(|m| m["params"]["progressToken"] == "tok")
     );
+    // Three reports in a burst: the first goes out, and the last, which
+    // reaches the total; the middle one is coalesced unless the plugin was
+    // slow enough between them.
+    let values: Vec<f64> = progress
+        .iter()
+        .map(|m| m["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert_eq!(values.first(), Some(&1.0), "{values:?}");
+    assert_eq!(values.last(), Some(&3.0), "{values:?}");
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
     wharf.wait_for_log("plugin=\"misbehave\"");
+}
+
+#[test]
+fn a_flood_of_progress_is_rate_limited_to_the_latest() {
+    let mut wharf = Wharf::start(&["misbehave"], &[]);
+    let mut params =
+        modern(json!({"name": "misbehave_progress", "arguments": {"reports": 200_000}}));
+    params["_meta"]["progressToken"] = json!(9);
+    let started = std::time::Instant::now();
+    wharf.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}));
+    let response = wharf.response(&json!(1));
+    let elapsed = started.elapsed();
+    assert_eq!(first_text(result_of(&response)), "reported 200000 times");
+    let values: Vec<f64> = wharf
+        .drain(Duration::from_millis(100))
+        .into_iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"]["progress"].as_f64().unwrap())
+        .collect();
+    // One report per 25 ms at most, plus the first and the last.
+    let bound = (elapsed.as_millis() / 25) as usize + 2;
+    assert!(
+        values.len() <= bound,
+        "{} reports in {elapsed:?}",
+        values.len()
+    );
+    assert_eq!(values.first(), Some(&1.0), "{values:?}");
+    assert_eq!(values.last(), Some(&200_000.0), "{values:?}");
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
 }

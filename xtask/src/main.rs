@@ -54,7 +54,7 @@ enum Task {
 }
 
 /// Example plugins: (cargo package, output name).
-const EXAMPLE_PLUGINS: &[&str] = &["echo", "calc", "textstats", "units"];
+const EXAMPLE_PLUGINS: &[&str] = &["echo", "calc", "textstats", "units", "guide"];
 /// Plugins that exist only for tests (misbehaving on purpose, exercising every
 /// WIT shape, or serving the conformance suite's fixtures).
 const TEST_PLUGINS: &[&str] = &["misbehave", "shapes", "conformance"];

@@ -19,6 +19,8 @@ pub enum CallFailure {
     UnknownTool(String),
     #[error("the plugin has no prompt named `{0}`")]
     UnknownPrompt(String),
+    #[error("the plugin has no resource `{0}`")]
+    UnknownResource(String),
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
     #[error("{0}")]

@@ -17,6 +17,7 @@ mod limits;
 pub mod plain;
 mod plugin;
 mod prompt;
+mod resource;
 mod state;
 mod types;
 
@@ -30,6 +31,9 @@ pub use limits::{CallLimits, Ceilings, RuntimeOptions};
 pub use plain::SkippedFunction;
 pub use plugin::{LoadError, Plugin, PluginKind};
 pub use prompt::{PromptArgumentSpec, PromptSpec, RenderedPrompt, Role};
+pub use resource::{
+    MIN_POLL, ResourceContent, ResourceSpec, ResourceSpecError, TemplateSpec, scheme,
+};
 pub use state::{CallContext, CallEvent};
 pub use types::{CallOutput, ContentItem, ResourceBody, SpecError, ToolHints, ToolSpec};
 

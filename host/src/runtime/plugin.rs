@@ -8,6 +8,7 @@ use wasmtime::{Engine, Store, UpdateDeadline};
 
 use super::admission::{CallSlots, Slot};
 use super::bindings::exports::wharf::plugin::prompts as wit_prompts;
+use super::bindings::exports::wharf::plugin::resources as wit_resources;
 use super::bindings::exports::wharf::plugin::tools::{self as wit_tools, ToolError};
 use super::cache::ContentHash;
 use super::engine::Runtime;
@@ -17,6 +18,7 @@ use super::input::CallClock;
 use super::limits::CallLimits;
 use super::plain::{self, PlainExports, SkippedFunction};
 use super::prompt::PromptSpec;
+use super::resource::{ResourceSpec, TemplateSpec};
 use super::state::{CallContext, HostState, Sandbox};
 use super::types::{CallOutput, SpecError, ToolSpec};
 
@@ -47,6 +49,8 @@ pub enum LoadError {
     BadExport(String),
     #[error("listing its prompts failed: {0}")]
     ListPrompts(CallFailure),
+    #[error("listing its resources failed: {0}")]
+    ListResources(CallFailure),
     #[error("starting an instance failed: {0}")]
     Start(CallFailure),
     #[error(
@@ -84,32 +88,40 @@ enum Exports {
 }
 
 /// A linked `wharf:plugin` component and where its exports are: `tools` always,
-/// `prompts` if the component offers them (a `tool-plugin` does not).
+/// `prompts` and `resources` if the component offers them (a `tool-plugin`
+/// does not).
 struct WharfExports {
     pre: InstancePre<HostState>,
     tools: wit_tools::GuestIndices,
     prompts: Option<wit_prompts::GuestIndices>,
+    resources: Option<wit_resources::GuestIndices>,
 }
 
 /// The export a component offers prompts through.
 const PROMPTS_INTERFACE: &str = "wharf:plugin/prompts@0.1.0";
 
+/// The export a component offers resources through.
+const RESOURCES_INTERFACE: &str = "wharf:plugin/resources@0.1.0";
+
 impl WharfExports {
     fn new(pre: InstancePre<HostState>) -> Result<Self, LoadError> {
         let tools = wit_tools::GuestIndices::new(&pre)
             .map_err(|e| LoadError::NotAToolPlugin(format!("{e:#}")))?;
+        // Present but not of our shape: a broken plugin, not a missing feature.
+        let bad_export = |e: wasmtime::Error| LoadError::BadExport(format!("{e:#}"));
         let prompts = match pre.component().get_export_index(None, PROMPTS_INTERFACE) {
             None => None,
-            // Present but not of our shape: a broken plugin, not a missing feature.
-            Some(_) => Some(
-                wit_prompts::GuestIndices::new(&pre)
-                    .map_err(|e| LoadError::BadExport(format!("{e:#}")))?,
-            ),
+            Some(_) => Some(wit_prompts::GuestIndices::new(&pre).map_err(bad_export)?),
+        };
+        let resources = match pre.component().get_export_index(None, RESOURCES_INTERFACE) {
+            None => None,
+            Some(_) => Some(wit_resources::GuestIndices::new(&pre).map_err(bad_export)?),
         };
         Ok(Self {
             pre,
             tools,
             prompts,
+            resources,
         })
     }
 }
@@ -122,6 +134,9 @@ pub struct Plugin {
     tools: Vec<ToolSpec>,
     /// Prompts (`wharf:plugin` components that export `prompts` only).
     prompts: Vec<PromptSpec>,
+    /// Resources and templates (components that export `resources` only).
+    resources: Vec<ResourceSpec>,
+    templates: Vec<TemplateSpec>,
     /// Exported functions that are not tools (plain components only).
     skipped: Vec<SkippedFunction>,
     /// The names of the component's imports (`wasi:filesystem/types@0.2.0`, ...).
@@ -202,6 +217,8 @@ impl Runtime {
             }),
             tools: Vec::new(),
             prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
             skipped: Vec::new(),
             imports,
             calls: CallSlots::new(limits.max_concurrent_calls),
@@ -263,6 +280,10 @@ impl Runtime {
             .list_prompts()
             .await
             .map_err(LoadError::ListPrompts)?;
+        (plugin.resources, plugin.templates) = plugin
+            .list_resources()
+            .await
+            .map_err(LoadError::ListResources)?;
         Ok(plugin)
     }
 }
@@ -305,6 +326,16 @@ impl Plugin {
     /// The prompts it offers, in the order the plugin listed them.
     pub fn prompts(&self) -> &[PromptSpec] {
         &self.prompts
+    }
+
+    /// The resources it lists, in its order.
+    pub fn resources(&self) -> &[ResourceSpec] {
+        &self.resources
+    }
+
+    /// Its resource templates, in its order.
+    pub fn templates(&self) -> &[TemplateSpec] {
+        &self.templates
     }
 
     /// Whether it implements `wharf:plugin` or is a plain component.
@@ -601,3 +632,4 @@ async fn guarded_by_clock<T>(
 mod tests;
 
 mod prompts;
+mod resources;

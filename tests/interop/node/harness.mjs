@@ -20,6 +20,8 @@ function pluginPath(name) {
   return join(name === 'conformance' ? TEST_PLUGINS : PLUGINS, `${name}.wasm`);
 }
 
+/** The example plugins the client tests serve, and the tools they offer. */
+export const EXAMPLE_PLUGINS = ['echo', 'calc', 'textstats', 'guide'];
 export const EXAMPLE_TOOLS = [
   'calc_add',
   'calc_divide',
@@ -27,6 +29,7 @@ export const EXAMPLE_TOOLS = [
   'calc_multiply',
   'calc_subtract',
   'echo_echo',
+  'guide_search',
   'textstats_analyze',
 ];
 
@@ -87,9 +90,10 @@ export async function eventually(predicate, ms = 30_000) {
   throw new Error(`condition not met within ${ms} ms`);
 }
 
-/** What every SDK client checks against the example plugins (echo, calc,
- * textstats): tools with structured output, tool and argument errors, an empty
- * resource list, and a prompt listed, rendered and completed. */
+/** What every SDK client checks against the example plugins: tools with
+ * structured output, tool and argument errors, prompts listed, rendered and
+ * completed, and resources listed, read (by URI, by template, by a link a tool
+ * returned) and completed. */
 export async function exerciseExamples(client, echoText) {
   assert.equal(client.getServerVersion().name, 'wharf');
   const { tools } = await client.listTools();
@@ -112,9 +116,28 @@ export async function exerciseExamples(client, echoText) {
   assert.equal(result.isError, true);
   assert.match(result.content[0].text, /^Invalid arguments for tool `echo_echo`/);
 
-  assert.deepEqual((await client.listResources()).resources, []);
+  const { resources } = await client.listResources();
+  assert.deepEqual(resources.map((resource) => resource.uri), ['guide+guide://readme']);
+  const { resourceTemplates } = await client.listResourceTemplates();
+  assert.deepEqual(
+    resourceTemplates.map((template) => template.uriTemplate),
+    ['guide+guide://readme/{section}'],
+  );
+  const section = await client.readResource({ uri: 'guide+guide://readme/quick-start' });
+  assert.equal(section.contents[0].mimeType, 'text/markdown');
+  assert.match(section.contents[0].text, /^## Quick start\n/);
+  const found = await client.callTool({ name: 'guide_search', arguments: { query: 'hot reload' } });
+  const link = found.content.find((item) => item.type === 'resource_link');
+  const linked = await client.readResource({ uri: link.uri });
+  assert.equal(linked.contents[0].uri, link.uri);
+  const slugs = await client.complete({
+    ref: { type: 'ref/resource', uri: 'guide+guide://readme/{section}' },
+    argument: { name: 'section', value: 'qu' },
+  });
+  assert.deepEqual(slugs.completion.values, ['quick-start']);
+
   const { prompts } = await client.listPrompts();
-  assert.deepEqual(prompts.map((prompt) => prompt.name), ['textstats_summarize']);
+  assert.deepEqual(prompts.map((prompt) => prompt.name), ['guide_explain', 'textstats_summarize']);
   const prompt = await client.getPrompt({
     name: 'textstats_summarize',
     arguments: { text: 'One two three.', length: 'short' },

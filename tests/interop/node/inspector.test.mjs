@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { EXAMPLE_TOOLS, WHARF, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
+import { EXAMPLE_PLUGINS, EXAMPLE_TOOLS, WHARF, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
 
 const INSPECTOR = join(
   dirname(fileURLToPath(import.meta.url)),
@@ -47,8 +47,8 @@ async function targetFor(t, kind, plugins) {
 
 for (const era of ['modern', 'legacy']) {
   for (const kind of ['stdio', 'http']) {
-    test(`${kind}, ${era} era: lists and calls tools`, async (t) => {
-      const plugins = pluginFolder(t, ['echo', 'calc', 'textstats']);
+    test(`${kind}, ${era} era: lists and calls tools, reads a resource`, async (t) => {
+      const plugins = pluginFolder(t, EXAMPLE_PLUGINS);
       const target = await targetFor(t, kind, plugins);
       const withEra = (args) => [...args, '--protocol-era', era];
 
@@ -75,7 +75,16 @@ for (const era of ['modern', 'legacy']) {
       assert.match(failing.output.result.content[0].text, /zero/);
 
       const resources = await inspector(t, target, withEra(['--method', 'resources/list']));
-      assert.deepEqual(resources.output.result.resources, []);
+      assert.deepEqual(
+        resources.output.result.resources.map((resource) => resource.uri),
+        ['guide+guide://readme'],
+      );
+      const section = await inspector(
+        t,
+        target,
+        withEra(['--method', 'resources/read', '--uri', 'guide+guide://readme/clients']),
+      );
+      assert.match(section.output.result.contents[0].text, /^## Clients\n/);
     });
   }
 }

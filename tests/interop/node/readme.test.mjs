@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { EXAMPLE_TOOLS, WHARF, pluginFolder, serveHttp } from './harness.mjs';
+import { EXAMPLE_PLUGINS, EXAMPLE_TOOLS, WHARF, pluginFolder, serveHttp } from './harness.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const README = readFileSync(join(HERE, '../../../README.md'), 'utf8');
@@ -46,7 +46,7 @@ for (const [index, snippet] of snippets.entries()) {
   const entry = servers.wharf;
   const kind = entry.url ? `url (${entry.type ?? 'implicit type'})` : `command ${entry.command}`;
   test(`snippet ${index + 1}: ${kind}`, async (t) => {
-    const plugins = pluginFolder(t, ['echo', 'calc', 'textstats']);
+    const plugins = pluginFolder(t, EXAMPLE_PLUGINS);
     const env = { ...process.env, WHARF_CACHE_DIR: plugins.cache };
     const needsServer = entry.url || entry.args?.some((arg) => arg.startsWith('http://'));
     const url = needsServer ? await serveHttp(t, plugins) : undefined;
@@ -84,7 +84,7 @@ assert.ok(commands.some((line) => line.includes('--cli')), 'the Clients section 
 
 for (const [index, line] of commands.entries()) {
   test(`inspector command ${index + 1}`, async (t) => {
-    const plugins = pluginFolder(t, ['echo', 'calc', 'textstats']);
+    const plugins = pluginFolder(t, EXAMPLE_PLUGINS);
     const url = line.includes('http://') ? await serveHttp(t, plugins) : undefined;
     const [npx, pkg, ...args] = words(localise(line, { folder: plugins.folder, url }));
     assert.equal(npx, 'npx');

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { WHARF, addPlugin, exerciseExamples, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
+import { EXAMPLE_PLUGINS, WHARF, addPlugin, exerciseExamples, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
 
 const MODES = {
   auto: { versionNegotiation: { mode: 'auto' }, expected: '2026-07-28' },
@@ -26,7 +26,7 @@ async function transportFor(t, kind, plugins) {
 for (const [mode, { versionNegotiation, expected }] of Object.entries(MODES)) {
   for (const kind of ['stdio', 'http']) {
     test(`${kind}, ${mode} mode, speaks ${expected}`, async (t) => {
-      const plugins = pluginFolder(t, ['echo', 'calc', 'textstats']);
+      const plugins = pluginFolder(t, EXAMPLE_PLUGINS);
       const client = new Client({ name: 'wharf-interop', version: '2.0.0' }, { versionNegotiation });
       await client.connect(await transportFor(t, kind, plugins));
       t.after(() => client.close());

@@ -10,7 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { WHARF, addPlugin, exerciseExamples, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
+import { EXAMPLE_PLUGINS, WHARF, addPlugin, exerciseExamples, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
 
 /** Records the version the server agreed to; optionally asks for `forceVersion`
  * instead of the SDK's newest, as an older client would. */
@@ -44,7 +44,7 @@ for (const forced of [undefined, '2025-03-26']) {
   const expected = forced ?? '2025-11-25';
 
   test(`stdio at ${expected}`, async (t) => {
-    const plugins = pluginFolder(t, ['echo', 'calc', 'textstats']);
+    const plugins = pluginFolder(t, EXAMPLE_PLUGINS);
     const transport = new StdioClientTransport({ command: WHARF, args: serveArgs(plugins) });
     const seen = negotiating(transport, forced);
     const client = new Client({ name: 'wharf-interop', version: '1.0.0' });
@@ -55,7 +55,7 @@ for (const forced of [undefined, '2025-03-26']) {
   });
 
   test(`http at ${expected}`, async (t) => {
-    const plugins = pluginFolder(t, ['echo', 'calc', 'textstats']);
+    const plugins = pluginFolder(t, EXAMPLE_PLUGINS);
     const url = await serveHttp(t, plugins);
     const transport = new StreamableHTTPClientTransport(url);
     const seen = negotiating(transport, forced);

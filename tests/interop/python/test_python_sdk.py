@@ -29,6 +29,7 @@ EXAMPLE_TOOLS = [
     "calc_multiply",
     "calc_subtract",
     "echo_echo",
+    "guide_search",
     "textstats_analyze",
 ]
 
@@ -80,7 +81,7 @@ class HttpWharf:
 
 @pytest.fixture
 def examples(tmp_path):
-    return plugin_dir(tmp_path, ["echo", "calc", "textstats"])
+    return plugin_dir(tmp_path, ["echo", "calc", "textstats", "guide"])
 
 
 async def exercise(client):
@@ -103,6 +104,12 @@ async def exercise(client):
     result = await client.call_tool("echo_echo", {"text": 5})
     assert result.is_error
     assert result.content[0].text.startswith("Invalid arguments for tool `echo_echo`")
+
+    resources = await client.list_resources()
+    assert [str(resource.uri) for resource in resources.resources] == ["guide+guide://readme"]
+    read = await client.read_resource("guide+guide://readme/quick-start")
+    assert read.contents[0].mime_type == "text/markdown"
+    assert read.contents[0].text.startswith("## Quick start\n")
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -11,7 +11,8 @@ mod asking;
 
 use serde_json::{Value, json};
 use wharf_sdk::{
-    Prompt, PromptArgument, PromptOutput, Role, Tool, ToolError, ToolOutput, Toolbox, host,
+    Prompt, PromptArgument, PromptOutput, Resource, ResourceOutput, ResourceTemplate, Role, Tool,
+    ToolError, ToolOutput, Toolbox, host,
 };
 
 /// A 1x1 PNG.
@@ -213,6 +214,46 @@ fn toolbox() -> Toolbox {
             })
             .title("Prompt With Image")
             .description("A prompt that includes image content"),
+        )
+        .resource(
+            Resource::new("test://static-text", "static-text", || {
+                Ok(ResourceOutput::text(
+                    "This is the content of the static text resource.",
+                ))
+            })
+            .title("Static Text Resource")
+            .description("A static text resource for testing")
+            .mime_type("text/plain"),
+        )
+        .resource(
+            Resource::new("test://static-binary", "static-binary", || {
+                Ok(ResourceOutput::blob(PNG))
+            })
+            .title("Static Binary Resource")
+            .description("A static binary resource (image) for testing")
+            .mime_type("image/png"),
+        )
+        .resource(
+            Resource::new("test://watched-resource", "watched-resource", || {
+                Ok(ResourceOutput::text("Watched resource content"))
+            })
+            .title("Watched Resource")
+            .description("A resource for subscription tests")
+            .mime_type("text/plain")
+            .poll_every(Duration::from_secs(1)),
+        )
+        .template(
+            ResourceTemplate::new("test://template/{id}/data", "template-data", |vars| {
+                let id = vars.require("id")?;
+                ResourceOutput::json(&json!({
+                    "id": id,
+                    "templateTest": true,
+                    "data": format!("Data for ID: {id}"),
+                }))
+            })
+            .title("Template Resource")
+            .description("A resource template with parameter substitution")
+            .mime_type("application/json"),
         )
 }
 

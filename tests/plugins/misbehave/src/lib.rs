@@ -9,7 +9,7 @@ use std::hint::black_box;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use wharf_sdk::{Tool, ToolError, ToolOutput, Toolbox, host};
+use wharf_sdk::{Resource, ResourceOutput, Tool, ToolError, ToolOutput, Toolbox, host};
 
 /// Arguments of `alloc`.
 #[derive(Deserialize, JsonSchema)]
@@ -117,6 +117,13 @@ fn alloc(args: AllocArgs) -> Result<ToolOutput, ToolError> {
         "allocated {} MiB ({touched} pages touched)",
         args.mib
     )))
+}
+
+/// Arguments of `progress`.
+#[derive(Deserialize, JsonSchema)]
+struct ProgressArgs {
+    /// How many reports to make.
+    reports: u32,
 }
 
 /// Logs at every level and reports progress three times.
@@ -233,6 +240,16 @@ fn toolbox() -> Toolbox {
                 .description("Logs at every level and reports progress 3 times."),
         )
         .with(
+            Tool::new("progress", |args: ProgressArgs| {
+                let total = f64::from(args.reports);
+                for step in 1..=args.reports {
+                    host::progress(f64::from(step), Some(total), None);
+                }
+                Ok(ToolOutput::text(format!("reported {} times", args.reports)))
+            })
+            .description("Reports progress `reports` times as fast as it can."),
+        )
+        .with(
             Tool::new("config", |args: ConfigArgs| {
                 Ok(ToolOutput::text(
                     host::config(&args.key).unwrap_or_else(|| "(none)".into()),
@@ -295,6 +312,17 @@ fn toolbox() -> Toolbox {
                 ))
             })
             .description("Returns the environment variable `name`, or the error text."),
+        )
+        // Changes on every read: subscribers hear of it through polling.
+        .resource(
+            Resource::new("test://clock", "clock", || {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_err(|e| wharf_sdk::ResourceError::failed(e.to_string()))?;
+                Ok(ResourceOutput::text(now.as_nanos().to_string()))
+            })
+            .mime_type("text/plain")
+            .poll_every(std::time::Duration::from_millis(100)),
         )
 }
 
