@@ -487,3 +487,45 @@ fn waiting_for_the_client_does_not_count_against_the_timeout() {
     );
     assert_eq!(result_of(&ok)["isError"], false);
 }
+
+#[test]
+fn a_resource_read_asks_before_it_answers() {
+    let mut wharf = Wharf::start(&["conformance"], &[]);
+    let uri = "conformance+test://asking/tides";
+    let params = |extra: Value| {
+        let mut params = json!({"uri": uri, "_meta": meta_with(all_capabilities())});
+        for (key, value) in extra.as_object().unwrap() {
+            params[key] = value.clone();
+        }
+        params
+    };
+    let first = wharf.request(json!(1), "resources/read", params(json!({})));
+    let result = result_of(&first);
+    assert_eq!(result["resultType"], "input_required");
+    assert_eq!(
+        result["inputRequests"]["detail"]["params"]["message"],
+        "Which detail of tides?"
+    );
+    assert!(result.get("ttlMs").is_none(), "no cache hints: {result}");
+    let retry = wharf.request(
+        json!(2),
+        "resources/read",
+        params(
+            json!({"inputResponses": {"detail": accept(json!({"detail": "height"}))},
+                      "requestState": result["requestState"]}),
+        ),
+    );
+    let result = result_of(&retry);
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["contents"][0]["text"], "tides: height");
+    assert_eq!(result["contents"][0]["uri"], uri);
+
+    // The state is bound to the URI it was issued for.
+    let other = wharf.request(
+        json!(3),
+        "resources/read",
+        json!({"uri": "conformance+test://asking/waves", "_meta": meta_with(all_capabilities()),
+               "requestState": result_of(&first)["requestState"]}),
+    );
+    assert_eq!(error_of(&other)["code"], -32602);
+}

@@ -6,7 +6,9 @@
 
 use serde_json::{Value, json};
 use wharf_sdk::input::{self, Elicited, InputError};
-use wharf_sdk::{Prompt, PromptOutput, Tool, ToolError, ToolOutput, Toolbox};
+use wharf_sdk::{
+    Prompt, PromptOutput, ResourceOutput, ResourceTemplate, Tool, ToolError, ToolOutput, Toolbox,
+};
 
 /// What `test_input_required_result_request_state` keeps between rounds.
 const STATE: &str = "conformance-round-1";
@@ -330,6 +332,22 @@ pub fn add(toolbox: Toolbox) -> Toolbox {
             Tool::with_input_schema("test_sampling", prompt_argument, legacy_sampling)
                 .description("Requests LLM sampling from the client"),
         );
+    let toolbox = toolbox.template(
+        // Not one of the suite's fixtures: Wharf's own test of resources/read
+        // asking the client.
+        ResourceTemplate::new("test://asking/{topic}", "asking", |vars| {
+            let topic = vars.require("topic")?;
+            let answer = input::elicit_with_schema(
+                "detail",
+                &format!("Which detail of {topic}?"),
+                one_field("detail", "string"),
+            )?;
+            Ok(ResourceOutput::text(format!(
+                "{topic}: {}",
+                answer_text(answer, "detail")
+            )))
+        }),
+    );
     toolbox.prompt(
         Prompt::new("test_input_required_result_prompt", |_| {
             let answer = input::elicit_with_schema(
