@@ -384,10 +384,7 @@ impl Plugin {
         };
         drop(slots);
         let size = output.size_bytes();
-        let limit = self.limits().max_output_bytes;
-        if size > limit {
-            return Err(CallFailure::OutputTooLarge { size, limit });
-        }
+        self.check_output_size(size)?;
         Ok(output)
     }
 
@@ -424,11 +421,7 @@ impl Plugin {
             tools.call_call_tool(&mut store, tool, &arguments).await
         })
         .await;
-        let outcome = self.finish(&store, outcome)?;
-        // A refused request fails the call even if the plugin handled the refusal.
-        if let Some(refusal) = store.data().refusal() {
-            return Err(refusal);
-        }
+        let outcome = self.finish_checked(&store, outcome)?;
         match outcome {
             Ok(result) => Ok(CallOutput::from_wit(result)),
             Err(ToolError::UnknownTool(name)) => Err(CallFailure::UnknownTool(name)),
@@ -467,10 +460,7 @@ impl Plugin {
             func.call_async(&mut store, &params, &mut results).await
         })
         .await;
-        self.finish(&store, outcome)?;
-        if let Some(refusal) = store.data().refusal() {
-            return Err(refusal);
-        }
+        self.finish_checked(&store, outcome)?;
         plain::output(&tool.signature, &results)
     }
 
@@ -560,6 +550,31 @@ impl Plugin {
     /// An export's functions, found in an instance (a type check, no guest code).
     fn export<T>(&self, found: wasmtime::Result<T>) -> Result<T, CallFailure> {
         found.map_err(|e| CallFailure::Setup(format!("{e:#}")))
+    }
+
+    /// [`finish`](Self::finish), then any request the sandbox refused during the
+    /// call: a refused request fails the call even if the plugin handled the
+    /// refusal.
+    fn finish_checked<T>(
+        &self,
+        store: &Store<HostState>,
+        outcome: Guarded<wasmtime::Result<T>>,
+    ) -> Result<T, CallFailure> {
+        let value = self.finish(store, outcome)?;
+        match store.data().refusal() {
+            Some(refusal) => Err(refusal),
+            None => Ok(value),
+        }
+    }
+
+    /// Fails a call whose output weighs `size` bytes, if that is over the limit.
+    fn check_output_size(&self, size: usize) -> Result<(), CallFailure> {
+        let limit = self.limits().max_output_bytes;
+        if size > limit {
+            Err(CallFailure::OutputTooLarge { size, limit })
+        } else {
+            Ok(())
+        }
     }
 
     /// Turns the outcome of guest code into a value or the failure that stopped it,

@@ -57,10 +57,7 @@ impl Plugin {
             prompts.call_get_prompt(&mut store, name, arguments).await
         })
         .await;
-        let outcome = self.finish(&store, outcome)?;
-        if let Some(refusal) = store.data().refusal() {
-            return Err(refusal);
-        }
+        let outcome = self.finish_checked(&store, outcome)?;
         let rendered = match outcome {
             Ok(result) => RenderedPrompt::from(result),
             Err(PromptError::UnknownPrompt(name)) => return Err(CallFailure::UnknownPrompt(name)),
@@ -70,10 +67,7 @@ impl Plugin {
             Err(PromptError::Failed(why)) => return Err(CallFailure::Failed(why)),
         };
         let size: usize = rendered.messages.iter().map(|(_, c)| c.size_bytes()).sum();
-        let limit = self.limits().max_output_bytes;
-        if size > limit {
-            return Err(CallFailure::OutputTooLarge { size, limit });
-        }
+        self.check_output_size(size)?;
         Ok(rendered)
     }
 
@@ -98,10 +92,7 @@ impl Plugin {
                 .await
         })
         .await;
-        let values = self.finish(&store, outcome)?;
-        if let Some(refusal) = store.data().refusal() {
-            return Err(refusal);
-        }
+        let values = self.finish_checked(&store, outcome)?;
         Ok(values)
     }
 

@@ -76,10 +76,7 @@ impl Plugin {
             resources.call_read_resource(&mut store, uri).await
         })
         .await;
-        let outcome = self.finish(&store, outcome)?;
-        if let Some(refusal) = store.data().refusal() {
-            return Err(refusal);
-        }
+        let outcome = self.finish_checked(&store, outcome)?;
         let contents: Vec<ResourceContent> = match outcome {
             Ok(contents) => contents.into_iter().map(ResourceContent::from).collect(),
             Err(ResourceError::NotFound(_)) => {
@@ -92,10 +89,7 @@ impl Plugin {
             return Err(CallFailure::UnknownResource(uri.to_string()));
         }
         let size: usize = contents.iter().map(ResourceContent::size_bytes).sum();
-        let limit = self.limits().max_output_bytes;
-        if size > limit {
-            return Err(CallFailure::OutputTooLarge { size, limit });
-        }
+        self.check_output_size(size)?;
         Ok(contents)
     }
 
@@ -121,10 +115,7 @@ impl Plugin {
                 .await
         })
         .await;
-        let values = self.finish(&store, outcome)?;
-        if let Some(refusal) = store.data().refusal() {
-            return Err(refusal);
-        }
+        let values = self.finish_checked(&store, outcome)?;
         Ok(values)
     }
 
