@@ -36,7 +36,7 @@ use resources::{Subscriptions, expose_links};
 
 use crate::client_input::{Binding, CallInput, Conclusion, StateSeal, arguments_value};
 use crate::metrics::{CallOutcome, Metrics};
-use crate::registry::{ExposedPrompt, ExposedTool, ListingVersions, Registry};
+use crate::registry::{ExposedPrompt, ExposedTool, ListingVersions, Registry, ToolSet};
 use crate::resource_watch::ResourceWatch;
 use crate::runtime::{
     CallContext, CallFailure, CallOutput, ContentItem, RenderedPrompt, ResourceBody, Role,
@@ -149,6 +149,25 @@ impl WharfServer {
 
     fn list_ttl_ms(&self) -> u64 {
         self.options.list_ttl.as_millis() as u64
+    }
+
+    /// One page of a listing, from the request's cursor: its items in MCP form,
+    /// and the next page's cursor (naming this page's last item) if more follow.
+    fn list_page<T, M>(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        page: impl for<'a> Fn(&'a ToolSet, Option<&str>, usize) -> (&'a [T], bool),
+        key: impl Fn(&T) -> &str,
+        map: impl Fn(&T) -> M,
+    ) -> Result<(Vec<M>, Option<String>), McpError> {
+        let set = self.registry.snapshot();
+        let after = after_cursor(request)?;
+        let (items, more) = page(&set, after.as_deref(), self.options.page_size);
+        let next = items
+            .last()
+            .filter(|_| more)
+            .map(|last| encode_cursor(key(last)));
+        Ok((items.iter().map(map).collect(), next))
     }
 
     /// The context a plugin runs a request in: the request's cancellation, and
@@ -351,15 +370,11 @@ impl ServerHandler for WharfServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let set = self.registry.snapshot();
-        let after = after_cursor(request)?;
-        let (page, more) = set.page(after.as_deref(), self.options.page_size);
-        let mut result = ListToolsResult::with_all_items(page.iter().map(mcp_tool).collect())
+        let (tools, next) = self.list_page(request, ToolSet::page, ExposedTool::name, mcp_tool)?;
+        let mut result = ListToolsResult::with_all_items(tools)
             .with_ttl_ms(self.list_ttl_ms())
             .with_cache_scope(CacheScope::Public);
-        if more && let Some(last) = page.last() {
-            result.next_cursor = Some(encode_cursor(last.name()));
-        }
+        result.next_cursor = next;
         Ok(result)
     }
 
@@ -434,15 +449,16 @@ impl ServerHandler for WharfServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let set = self.registry.snapshot();
-        let after = after_cursor(request)?;
-        let (page, more) = set.prompt_page(after.as_deref(), self.options.page_size);
-        let mut result = ListPromptsResult::with_all_items(page.iter().map(mcp_prompt).collect())
+        let (prompts, next) = self.list_page(
+            request,
+            ToolSet::prompt_page,
+            ExposedPrompt::name,
+            mcp_prompt,
+        )?;
+        let mut result = ListPromptsResult::with_all_items(prompts)
             .with_ttl_ms(self.list_ttl_ms())
             .with_cache_scope(CacheScope::Public);
-        if more && let Some(last) = page.last() {
-            result.next_cursor = Some(encode_cursor(last.name()));
-        }
+        result.next_cursor = next;
         Ok(result)
     }
 

@@ -15,7 +15,7 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::json;
 use tokio::task::AbortHandle;
 
-use super::{SESSION_CHECK, WharfServer, after_cursor, completion, encode_cursor};
+use super::{SESSION_CHECK, WharfServer, completion};
 use crate::registry::{ExposedResource, ExposedTemplate, ResourceTarget, ToolSet};
 use crate::runtime::{CallFailure, ContentItem, InputBroker, ResourceBody, ResourceContent};
 
@@ -37,16 +37,16 @@ impl WharfServer {
         &self,
         request: Option<PaginatedRequestParams>,
     ) -> Result<ListResourcesResult, McpError> {
-        let set = self.registry.snapshot();
-        let after = after_cursor(request)?;
-        let (page, more) = set.resource_page(after.as_deref(), self.options.page_size);
-        let mut result =
-            ListResourcesResult::with_all_items(page.iter().map(mcp_resource).collect())
-                .with_ttl_ms(self.list_ttl_ms())
-                .with_cache_scope(CacheScope::Public);
-        if more && let Some(last) = page.last() {
-            result.next_cursor = Some(encode_cursor(last.uri()));
-        }
+        let (resources, next) = self.list_page(
+            request,
+            ToolSet::resource_page,
+            ExposedResource::uri,
+            mcp_resource,
+        )?;
+        let mut result = ListResourcesResult::with_all_items(resources)
+            .with_ttl_ms(self.list_ttl_ms())
+            .with_cache_scope(CacheScope::Public);
+        result.next_cursor = next;
         Ok(result)
     }
 
@@ -54,16 +54,16 @@ impl WharfServer {
         &self,
         request: Option<PaginatedRequestParams>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let set = self.registry.snapshot();
-        let after = after_cursor(request)?;
-        let (page, more) = set.template_page(after.as_deref(), self.options.page_size);
-        let mut result =
-            ListResourceTemplatesResult::with_all_items(page.iter().map(mcp_template).collect())
-                .with_ttl_ms(self.list_ttl_ms())
-                .with_cache_scope(CacheScope::Public);
-        if more && let Some(last) = page.last() {
-            result.next_cursor = Some(encode_cursor(last.template().as_str()));
-        }
+        let (templates, next) = self.list_page(
+            request,
+            ToolSet::template_page,
+            |template: &ExposedTemplate| template.template().as_str(),
+            mcp_template,
+        )?;
+        let mut result = ListResourceTemplatesResult::with_all_items(templates)
+            .with_ttl_ms(self.list_ttl_ms())
+            .with_cache_scope(CacheScope::Public);
+        result.next_cursor = next;
         Ok(result)
     }
 
