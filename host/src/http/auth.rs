@@ -7,9 +7,8 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::Response;
 
 use super::rejection;
@@ -53,15 +52,11 @@ fn strip_scheme(value: &[u8]) -> Option<&[u8]> {
         .then(|| rest.trim_ascii())
 }
 
-/// The layer: 401 with `WWW-Authenticate: Bearer` unless the token matches.
-pub async fn require_token(
-    State(token): State<BearerToken>,
-    request: Request,
-    next: Next,
-) -> Response {
+/// The refusal, if any: 401 with `WWW-Authenticate: Bearer` unless the token matches.
+pub fn refusal(token: &BearerToken, request: &Request) -> Option<Response> {
     let presented = request.headers().get(header::AUTHORIZATION);
     if presented.is_some_and(|value| token.accepts(value.as_bytes())) {
-        return next.run(request).await;
+        return None;
     }
     let challenge = if presented.is_some() {
         r#"Bearer realm="wharf", error="invalid_token""#
@@ -76,7 +71,7 @@ pub async fn require_token(
         header::WWW_AUTHENTICATE,
         HeaderValue::from_static(challenge),
     );
-    response
+    Some(response)
 }
 
 #[cfg(test)]

@@ -8,16 +8,14 @@
 
 use std::time::Duration;
 
-use axum::extract::{Request, State};
 use axum::http::StatusCode;
-use axum::middleware::Next;
 use axum::response::Response;
 
 use super::rejection;
 
-/// The layer: 408 when the response head is not ready within the limit.
-pub async fn limit_time(State(limit): State<Duration>, request: Request, next: Next) -> Response {
-    match tokio::time::timeout(limit, next.run(request)).await {
+/// The bound: 408 when the response head is not ready within the limit.
+pub async fn bound(limit: Duration, answer: impl Future<Output = Response>) -> Response {
+    match tokio::time::timeout(limit, answer).await {
         Ok(response) => response,
         Err(_) => {
             tracing::warn!(limit_ms = limit.as_millis() as u64, "request timed out");

@@ -12,9 +12,8 @@
 //! bytes, so rmcp does not read the network again.
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt as _;
 use serde::Deserialize;
@@ -86,10 +85,11 @@ fn judge(body: &[u8]) -> Verdict {
     Verdict::Pass
 }
 
-/// The layer over `POST /mcp`: 413, 400/-32700 or 404/-32601, else on to rmcp.
-pub async fn check_envelope(State(limit): State<usize>, request: Request, next: Next) -> Response {
+/// The check of a `POST`: 413, 400/-32700 or 404/-32601, else the request
+/// with its body read, to go on to rmcp. Other methods pass untouched.
+pub async fn admit(limit: usize, request: Request) -> Result<Request, Response> {
     if request.method() != Method::POST {
-        return next.run(request).await;
+        return Ok(request);
     }
     let too_large = || {
         rejection(
@@ -103,37 +103,40 @@ pub async fn check_envelope(State(limit): State<usize>, request: Request, next: 
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
-        return too_large();
+        return Err(too_large());
     }
     let (parts, body) = request.into_parts();
     let mut stream = body.into_data_stream();
     let mut collected = Vec::with_capacity(declared.unwrap_or(0) as usize);
     while let Some(chunk) = stream.next().await {
         let Ok(chunk) = chunk else {
-            return rejection(StatusCode::BAD_REQUEST, "Bad Request: unreadable body");
+            return Err(rejection(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: unreadable body",
+            ));
         };
         if collected.len() + chunk.len() > limit {
-            return too_large();
+            return Err(too_large());
         }
         collected.extend_from_slice(&chunk);
     }
     match judge(&collected) {
-        Verdict::Pass => {
-            let body = Body::from(Bytes::from(collected));
-            next.run(Request::from_parts(parts, body)).await
-        }
-        Verdict::ParseError => json_rpc_error(
+        Verdict::Pass => Ok(Request::from_parts(
+            parts,
+            Body::from(Bytes::from(collected)),
+        )),
+        Verdict::ParseError => Err(json_rpc_error(
             StatusCode::BAD_REQUEST,
             Value::Null,
             -32700,
             "Parse error: the body is not JSON",
-        ),
-        Verdict::RemovedMethod { id, method } => json_rpc_error(
+        )),
+        Verdict::RemovedMethod { id, method } => Err(json_rpc_error(
             StatusCode::NOT_FOUND,
             id,
             -32601,
             &removed_method_message(&method),
-        ),
+        )),
     }
 }
 

@@ -5,11 +5,12 @@
 //! (header and `_meta` validation, JSON or request-scoped SSE answers, cancel on
 //! disconnect, `subscriptions/listen` streams) and legacy sessions
 //! (`Mcp-Session-Id`, GET stream, DELETE, idle expiry). This module mounts it in
-//! an axum router and closes the gaps a default rmcp server leaves open, each as
-//! a tower layer: Origin/Host checks ([`origin`]), a bearer token ([`auth`]), a
-//! per-request time limit ([`deadline`]), body size, JSON and era checks
-//! ([`envelope`]), status endpoints ([`status`]),
-//! TCP_NODELAY and graceful shutdown (here).
+//! an axum router and closes the gaps a default rmcp server leaves open, each a
+//! check applied by one tower layer ([`gate`]): Origin/Host checks ([`origin`]),
+//! a bearer token ([`auth`]), a per-request time limit ([`deadline`]), body
+//! size, JSON and era checks ([`envelope`]), the status of a session `DELETE`
+//! ([`session`]). Also status endpoints ([`status`]), TCP_NODELAY and graceful
+//! shutdown (here).
 //!
 //! The transport knows nothing of plugins: it serves any rmcp `ServerHandler`.
 //!
@@ -22,6 +23,7 @@
 pub mod auth;
 pub mod deadline;
 pub mod envelope;
+pub mod gate;
 #[cfg(test)]
 mod listen_tests;
 pub mod origin;
@@ -46,6 +48,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::metrics::Metrics;
 pub use auth::BearerToken;
+use gate::GateLayer;
 pub use origin::OriginPolicy;
 
 /// The path of the MCP endpoint.
@@ -128,31 +131,17 @@ where
         metrics,
         started: Instant::now(),
     };
-    let mut guarded = Router::new()
+    Router::new()
         .route_service(MCP_PATH, mcp)
         .route("/metrics", get(status::metrics))
-        .layer(axum::middleware::from_fn(session::delete_answers_ok))
-        .layer(axum::middleware::from_fn_with_state(
-            options.max_body_bytes,
-            envelope::check_envelope,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            options.request_timeout,
-            deadline::limit_time,
-        ));
-    if let Some(token) = &options.token {
-        guarded = guarded.layer(axum::middleware::from_fn_with_state(
-            token.clone(),
-            auth::require_token,
-        ));
-    }
-    guarded
-        .route("/healthz", get(status::healthz))
+        .route(gate::OPEN_PATH, get(status::healthz))
         .with_state(state)
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::new(options.origins.clone()),
-            origin::check_origin,
-        ))
+        .layer(GateLayer::new(gate::Rules {
+            origins: options.origins.clone(),
+            token: options.token.clone(),
+            max_body_bytes: options.max_body_bytes,
+            request_timeout: options.request_timeout,
+        }))
 }
 
 /// Serves MCP over HTTP on `addr` until `shutdown` resolves, then shuts down

@@ -5,14 +5,13 @@
 //! servers to reject a present but disallowed `Origin` (403) and, when bound to
 //! loopback, a `Host` that is not a loopback name. rmcp 3.11 accepts any
 //! `Origin` by default (an empty allow-list disables its check), so Wharf does
-//! both checks in this one layer, in front of every route, and turns rmcp's own
-//! checks off to keep a single source of truth.
+//! both checks here, in front of every route (see [`super::gate`]), and turns
+//! rmcp's own checks off to keep a single source of truth.
 
-use std::sync::Arc;
+use std::borrow::Cow;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{StatusCode, Uri, header};
-use axum::middleware::Next;
 use axum::response::Response;
 
 use super::rejection;
@@ -111,39 +110,40 @@ fn normalize(host: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// The layer: 403 for a disallowed `Origin` or `Host`, 400 for no `Host` at all.
-pub async fn check_origin(
-    State(policy): State<Arc<OriginPolicy>>,
-    request: Request,
-    next: Next,
-) -> Response {
+/// The refusal, if any: 403 for a disallowed `Origin` or `Host`, 400 for no `Host` at all.
+pub fn refusal(policy: &OriginPolicy, request: &Request) -> Option<Response> {
     let headers = request.headers();
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| request.uri().authority().map(|a| a.to_string()));
+    let host = match headers.get(header::HOST).and_then(|h| h.to_str().ok()) {
+        Some(host) => Some(Cow::Borrowed(host)),
+        None => request.uri().authority().map(|a| Cow::Owned(a.to_string())),
+    };
     let Some(host) = host else {
-        return rejection(StatusCode::BAD_REQUEST, "Bad Request: missing Host header");
+        return Some(rejection(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: missing Host header",
+        ));
     };
     if !policy.host_allowed(&host) {
         tracing::warn!(
-            host,
+            host = &*host,
             "rejected a request for a disallowed Host (DNS rebinding?)"
         );
-        return rejection(
+        return Some(rejection(
             StatusCode::FORBIDDEN,
             "Forbidden: Host header is not allowed",
-        );
+        ));
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let allowed = origin.to_str().is_ok_and(|o| policy.origin_allowed(o));
         if !allowed {
             tracing::warn!(?origin, "rejected a request from a disallowed Origin");
-            return rejection(StatusCode::FORBIDDEN, "Forbidden: Origin is not allowed");
+            return Some(rejection(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Origin is not allowed",
+            ));
         }
     }
-    next.run(request).await
+    None
 }
 
 #[cfg(test)]

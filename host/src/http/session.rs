@@ -5,17 +5,12 @@
 //! 405) as a failed termination and warns, and the TypeScript reference server
 //! answers 200, so Wharf does too.
 
-use axum::extract::Request;
 use axum::http::{Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::Response;
 
 /// Turns rmcp's 202 for a successful session DELETE into 200.
-pub async fn delete_answers_ok(request: Request, next: Next) -> Response {
-    let is_delete = request.method() == Method::DELETE;
-    let mut response = next.run(request).await;
-    if is_delete && response.status() == StatusCode::ACCEPTED {
+pub fn delete_answers_ok(method: &Method, response: &mut Response) {
+    if method == Method::DELETE && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::OK;
     }
-    response
 }
