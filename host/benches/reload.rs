@@ -2,8 +2,12 @@
 //! the `list_changed` notification at a listening client, and to the first
 //! successful call of the new tool. Run with `cargo xtask bench`.
 //!
-//! Two cases: a component never seen before (compiled on arrival) and a known one
-//! under a new name (taken from the compile cache).
+//! Three cases:
+//! - a component never seen before, in a server that has compiled nothing
+//!   (every function compiled on arrival; a fresh server each round);
+//! - new bytes whose functions the server has compiled before, as when a plugin
+//!   is rebuilt (Cranelift's incremental cache, `runtime/function_cache.rs`);
+//! - known bytes under a new name (the compiled-component cache).
 
 #[path = "../../tests/e2e/harness.rs"]
 #[allow(dead_code)]
@@ -30,11 +34,12 @@ fn main() {
     let mut report = serde_json::Map::new();
     println!("reload latency over {ROUNDS} rounds (ms)");
     println!("{:<40} {:>8} {:>8} {:>8}", "case", "p50", "p95", "max");
-    for (case, unique_bytes) in [
-        ("new component (compile)", true),
-        ("known component (cache)", false),
+    for (case, mode) in [
+        ("new component (compile)", Mode::Cold),
+        ("rebuilt component (same functions)", Mode::Rebuilt),
+        ("known component (cache)", Mode::Known),
     ] {
-        let samples = run_case(&calc, unique_bytes);
+        let samples = run_case(&calc, mode);
         for (what, pick) in [
             (
                 "notified",
@@ -67,18 +72,53 @@ fn main() {
     println!("written to {}", path.display());
 }
 
-fn run_case(calc: &[u8], unique_bytes: bool) -> Vec<Sample> {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let mut wharf = Wharf::start_in(dir.path(), &["--cache-dir", cache.path().to_str().unwrap()]);
-    wharf.listen("bench");
-    // Warm the cache with the plain bytes, so the "known" case hits it.
-    install(dir.path(), "warm", calc);
-    wharf.next_matching(|m| m["method"] == "notifications/tools/list_changed");
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Cold,
+    Rebuilt,
+    Known,
+}
+
+/// A server watching a fresh folder with a fresh compile cache, listening.
+struct Watched {
+    wharf: Wharf,
+    dir: tempfile::TempDir,
+    _cache: tempfile::TempDir,
+}
+
+impl Watched {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let mut wharf =
+            Wharf::start_in(dir.path(), &["--cache-dir", cache.path().to_str().unwrap()]);
+        wharf.listen("bench");
+        Self {
+            wharf,
+            dir,
+            _cache: cache,
+        }
+    }
+}
+
+fn run_case(calc: &[u8], mode: Mode) -> Vec<Sample> {
+    let mut watched = Watched::start();
+    if mode != Mode::Cold {
+        // Compile the plain bytes first: the cached component and its functions.
+        install(watched.dir.path(), "warm", calc);
+        watched
+            .wharf
+            .next_matching(|m| m["method"] == "notifications/tools/list_changed");
+    }
 
     let mut samples = Vec::new();
     for round in 0..ROUNDS {
+        if mode == Mode::Cold && round > 0 {
+            watched = Watched::start();
+        }
+        let Watched { wharf, dir, .. } = &mut watched;
         let mut bytes = calc.to_vec();
+        let unique_bytes = mode != Mode::Known;
         if unique_bytes {
             // A custom section makes new bytes (a cache miss) with the same tools.
             let tag = format!("r{round}-{}", std::process::id());

@@ -22,7 +22,7 @@ use crate::metrics::Metrics;
 use crate::registry::Registry;
 
 /// Quiet time that ends a burst of events.
-pub const DEBOUNCE: Duration = Duration::from_millis(30);
+pub const DEBOUNCE: Duration = Duration::from_millis(15);
 /// Age after which a file nobody was seen closing counts as complete.
 pub const SETTLE: Duration = Duration::from_millis(300);
 

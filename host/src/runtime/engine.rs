@@ -10,12 +10,18 @@ use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAlloc
 use super::admission::CallSlots;
 use super::bindings::Plugin as PluginWorld;
 use super::cache::CompiledCache;
+use super::function_cache::FunctionCache;
 use super::state::HostState;
 use super::{CallLimits, Ceilings, RuntimeError, RuntimeOptions};
 
 /// How often the epoch advances. Deadlines and cancellation are checked at this
 /// granularity, and a running guest yields to other tasks once per tick.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// The most memory compiled functions kept for recompiling changed components
+/// may take (see [`FunctionCache`]): a few rebuilds of a Rust plugin, or one of a
+/// JavaScript or Python one, which are mostly their language's runtime.
+const FUNCTION_CACHE_BYTES: usize = 64 << 20;
 
 /// The native stack a guest may use; deeper recursion traps with a stack overflow.
 pub(crate) const MAX_WASM_STACK: usize = 512 << 10;
@@ -46,6 +52,7 @@ pub struct Runtime {
     pub(crate) options: RuntimeOptions,
     pub(crate) slots: CallSlots,
     pub(crate) cache: Option<CompiledCache>,
+    pub(crate) functions: Arc<FunctionCache>,
     pooled: bool,
     ticker: EpochTicker,
 }
@@ -63,7 +70,8 @@ impl Runtime {
     /// Creates the engine (async, epoch interruption, fuel, pooling if asked and
     /// possible) and the linker.
     pub fn with_options(options: RuntimeOptions) -> Result<Self, RuntimeError> {
-        let mut config = base_config();
+        let functions = Arc::new(FunctionCache::new(FUNCTION_CACHE_BYTES));
+        let mut config = base_config(&functions)?;
         let mut pooled = false;
         let engine = if options.pooling {
             config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config(
@@ -80,7 +88,7 @@ impl Runtime {
                         "could not reserve the instance pool, using on-demand allocation \
                          (each call costs more): {error:#}"
                     );
-                    new_engine(&base_config())?
+                    new_engine(&base_config(&functions)?)?
                 }
             }
         } else {
@@ -104,6 +112,7 @@ impl Runtime {
             engine,
             linker: Arc::new(linker),
             cache,
+            functions,
             slots: CallSlots::new(options.max_concurrent_calls),
             options,
             pooled,
@@ -132,13 +141,16 @@ impl Runtime {
     }
 }
 
-fn base_config() -> Config {
+fn base_config(functions: &Arc<FunctionCache>) -> Result<Config, RuntimeError> {
     let mut config = Config::new();
+    config
+        .enable_incremental_compilation(functions.clone())
+        .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
     config.epoch_interruption(true);
     config.consume_fuel(true);
     config.max_wasm_stack(MAX_WASM_STACK);
     config.wasm_component_model(true);
-    config
+    Ok(config)
 }
 
 fn new_engine(config: &Config) -> Result<Engine, RuntimeError> {

@@ -10,6 +10,7 @@ mod cache;
 mod capture;
 mod engine;
 mod failure;
+mod function_cache;
 mod grants;
 mod http;
 mod input;

@@ -294,6 +294,7 @@ impl Runtime {
     async fn compile(&self, bytes: Vec<u8>) -> Result<Component, LoadError> {
         let engine = self.engine.clone();
         let cache = self.cache.clone();
+        let functions = self.functions.clone();
         tokio::task::spawn_blocking(move || {
             let hash = ContentHash::of(&bytes);
             if let Some(component) = cache.as_ref().and_then(|c| c.get(&engine, &hash)) {
@@ -302,6 +303,11 @@ impl Runtime {
             }
             let component = Component::new(&engine, &bytes)
                 .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+            tracing::debug!(
+                function_cache_bytes = functions.bytes(),
+                capacity = functions.capacity(),
+                "component compiled"
+            );
             if let Some(cache) = &cache {
                 cache.put(&hash, &component);
             }
