@@ -3,7 +3,10 @@
 //!
 //! Requests are 2026-07-28 (stateless) ones: `_meta` in every request, no
 //! handshake, the `MCP-Protocol-Version`/`Mcp-Method`/`Mcp-Name` headers on HTTP,
-//! as `tests/e2e/harness.rs` sends them. Both rmcp and Wharf accept them.
+//! as `tests/e2e/harness.rs` sends them. Over HTTP the driver can also speak the
+//! legacy revision most clients use today ([`Era::Legacy`]): one `initialize`
+//! per connection, then the `Mcp-Session-Id` on every request. Both rmcp and
+//! Wharf accept both.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -16,8 +19,19 @@ use tokio::net::TcpStream;
 
 use crate::proc::StdioServer;
 
-/// The protocol revision of every request.
+/// The stateless protocol revision.
 pub const MODERN: &str = "2026-07-28";
+/// The legacy revision of [`Era::Legacy`] sessions.
+pub const LEGACY: &str = "2025-11-25";
+
+/// Which protocol revision the HTTP clients speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// 2026-07-28: `_meta` in every request, no handshake, no session.
+    Modern,
+    /// 2025-11-25: a session per connection (`initialize`, `Mcp-Session-Id`).
+    Legacy,
+}
 
 /// A tool and the arguments it is called with.
 #[derive(Debug, Clone)]
@@ -79,14 +93,15 @@ fn meta() -> Value {
     })
 }
 
-/// The JSON-RPC body of one `tools/call`.
-pub fn call_body(id: u64, workload: &Workload) -> Vec<u8> {
-    serde_json::to_vec(&json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "method": "tools/call",
-        "params": {"name": workload.tool, "arguments": workload.arguments, "_meta": meta()}
-    }))
+/// The JSON-RPC body of one `tools/call` (`_meta` only in the modern era).
+pub fn call_body(id: u64, workload: &Workload, era: Era) -> Vec<u8> {
+    let mut params = json!({"name": workload.tool, "arguments": workload.arguments});
+    if era == Era::Modern {
+        params["_meta"] = meta();
+    }
+    serde_json::to_vec(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}),
+    )
     .expect("serialisable")
 }
 
@@ -116,7 +131,7 @@ pub fn stdio_run(
     let mut id = 0u64;
     let mut next = |server: &mut StdioServer| -> Result<(u64, bool)> {
         id += 1;
-        let mut line = call_body(id, workload);
+        let mut line = call_body(id, workload, Era::Modern);
         line.push(b'\n');
         let started = Instant::now();
         let reply = server.round_trip(&line)?;
@@ -153,6 +168,7 @@ pub fn http_run(
     workload: &Workload,
     clients: usize,
     phases: Phases,
+    era: Era,
 ) -> Result<LoadResult> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -165,7 +181,8 @@ pub fn http_run(
         for client in 0..clients {
             let workload = workload.clone();
             tasks.push(tokio::spawn(async move {
-                http_client(addr, client as u64, &workload, measure_from, measure_to).await
+                let window = (measure_from, measure_to);
+                http_client(addr, client as u64, &workload, window, era).await
             }));
         }
         let mut samples = Vec::new();
@@ -183,16 +200,19 @@ async fn http_client(
     addr: SocketAddr,
     client: u64,
     workload: &Workload,
-    measure_from: Instant,
-    measure_to: Instant,
+    (measure_from, measure_to): (Instant, Instant),
+    era: Era,
 ) -> Result<(Vec<u64>, usize)> {
     let mut connection = Connection::open(addr).await?;
+    if era == Era::Legacy {
+        connection.handshake().await?;
+    }
     let mut samples = Vec::new();
     let mut errors = 0;
     let mut id = client << 32;
     loop {
         id += 1;
-        let body = call_body(id, workload);
+        let body = call_body(id, workload, era);
         let started = Instant::now();
         if started >= measure_to {
             break;
@@ -221,6 +241,8 @@ pub struct Connection {
     stream: TcpStream,
     addr: SocketAddr,
     buffer: Vec<u8>,
+    /// The legacy session, once [`handshake`](Self::handshake) opened one.
+    session: Option<String>,
 }
 
 impl Connection {
@@ -233,24 +255,69 @@ impl Connection {
             stream,
             addr,
             buffer: Vec::with_capacity(16 << 10),
+            session: None,
         })
     }
 
-    /// POSTs a 2026-07-28 request for `name` and returns the status and body.
+    /// Opens a legacy session: `initialize`, then `notifications/initialized`.
+    /// Every later request carries the session id, as SDK 1.x clients send it.
+    pub async fn handshake(&mut self) -> Result<()> {
+        let initialize = json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": LEGACY,
+                "capabilities": {},
+                "clientInfo": {"name": "wharf-bench", "version": "0"}
+            }
+        });
+        let (status, reply) = self.send(&serde_json::to_vec(&initialize)?, None).await?;
+        if status != 200 || self.session.is_none() {
+            bail!(
+                "initialize: HTTP {status}, session {:?}: {}",
+                self.session,
+                String::from_utf8_lossy(&reply)
+            );
+        }
+        let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let (status, _) = self.send(initialized, None).await?;
+        if status != 202 {
+            bail!("notifications/initialized: HTTP {status}");
+        }
+        Ok(())
+    }
+
+    /// POSTs a request for the tool `name` (a `tools/list` if empty) and returns
+    /// the status and body: with the 2026-07-28 headers, or in the session.
     pub async fn post(&mut self, body: &[u8], name: &str) -> Result<(u16, Vec<u8>)> {
         let method = if name.is_empty() {
             "tools/list"
         } else {
             "tools/call"
         };
+        self.send(body, Some((method, name))).await
+    }
+
+    /// POSTs `body`; `routing` (method and name) goes in the 2026-07-28 headers
+    /// unless this connection has a legacy session.
+    async fn send(&mut self, body: &[u8], routing: Option<(&str, &str)>) -> Result<(u16, Vec<u8>)> {
         let mut head = format!(
             "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {MODERN}\r\n\
-             Mcp-Method: {method}\r\n",
+             Accept: application/json, text/event-stream\r\n",
             self.addr
         );
-        if !name.is_empty() {
-            head.push_str(&format!("Mcp-Name: {name}\r\n"));
+        match (&self.session, routing) {
+            (Some(session), _) => head.push_str(&format!(
+                "MCP-Protocol-Version: {LEGACY}\r\nMcp-Session-Id: {session}\r\n"
+            )),
+            (None, Some((method, name))) => {
+                head.push_str(&format!(
+                    "MCP-Protocol-Version: {MODERN}\r\nMcp-Method: {method}\r\n"
+                ));
+                if !name.is_empty() {
+                    head.push_str(&format!("Mcp-Name: {name}\r\n"));
+                }
+            }
+            (None, None) => {}
         }
         head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
         let mut request = head.into_bytes();
@@ -274,6 +341,7 @@ impl Connection {
             .context("status line")?;
         let mut length = None;
         let mut chunked = false;
+        let mut event_stream = false;
         for line in head.lines().skip(1) {
             let Some((name, value)) = line.split_once(':') else {
                 continue;
@@ -283,6 +351,10 @@ impl Connection {
                 length = Some(value.parse::<usize>().context("content-length")?);
             } else if name.eq_ignore_ascii_case("transfer-encoding") && value.contains("chunked") {
                 chunked = true;
+            } else if name.eq_ignore_ascii_case("mcp-session-id") {
+                self.session = Some(value.to_string());
+            } else if name.eq_ignore_ascii_case("content-type") {
+                event_stream = value.starts_with("text/event-stream");
             }
         }
         self.buffer.drain(..head_end + 4);
@@ -295,6 +367,9 @@ impl Connection {
             }
             self.buffer.drain(..length).collect()
         };
+        if event_stream {
+            return Ok((status, last_event_data(&body)));
+        }
         Ok((status, body))
     }
 
@@ -333,6 +408,19 @@ impl Connection {
     }
 }
 
+/// The last non-empty `data:` of an SSE body: the answer, after any priming
+/// event (a legacy session answers a POST with a short stream).
+fn last_event_data(body: &[u8]) -> Vec<u8> {
+    String::from_utf8_lossy(body)
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .rfind(|data| !data.is_empty())
+        .unwrap_or_default()
+        .as_bytes()
+        .to_vec()
+}
+
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
@@ -358,5 +446,29 @@ mod tests {
         assert!(is_success(br#"{"result":{"content":[],"isError":false}}"#));
         assert!(!is_success(br#"{"result":{"isError":true}}"#));
         assert!(!is_success(br#"{"error":{"code":-32602}}"#));
+    }
+
+    #[test]
+    fn an_event_stream_answer_is_its_last_data() {
+        let body = b"data: \nid: 0/0\nretry: 3000\n\ndata: {\"id\":1,\"result\":{}}\nid: 0/1\n\n";
+        assert_eq!(last_event_data(body), br#"{"id":1,"result":{}}"#);
+        assert_eq!(last_event_data(b"data: \n\n"), b"");
+    }
+
+    #[test]
+    fn only_the_modern_era_puts_meta_in_the_body() {
+        let workload = Workload {
+            label: "trivial",
+            tool: "echo_echo",
+            arguments: json!({"text": "hi"}),
+        };
+        let modern: Value = serde_json::from_slice(&call_body(7, &workload, Era::Modern)).unwrap();
+        let legacy: Value = serde_json::from_slice(&call_body(7, &workload, Era::Legacy)).unwrap();
+        assert_eq!(
+            modern["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            MODERN
+        );
+        assert!(legacy["params"].get("_meta").is_none());
+        assert_eq!(legacy["params"]["arguments"], json!({"text": "hi"}));
     }
 }

@@ -21,7 +21,7 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use serde_json::json;
 
-use load::{Phases, Workload};
+use load::{Era, Phases, Workload};
 use proc::{HttpServer, ServerCmd, StdioServer, peak_rss_until};
 use report::{Case, Report};
 
@@ -149,29 +149,38 @@ fn main() -> Result<()> {
         }
     }
 
-    for workload in workloads.iter().filter(|_| runs(Part::Http)) {
+    // Legacy sessions with the trivial tool only: the era changes the protocol
+    // path, not the plugin's.
+    let http_cases = workloads
+        .iter()
+        .map(|w| (w, Era::Modern, "http"))
+        .chain(std::iter::once((&workloads[0], Era::Legacy, "http-legacy")));
+    for (workload, era, transport) in http_cases.filter(|_| runs(Part::Http)) {
         for &clients in HTTP_CLIENTS {
             for server in [&wharf, &baseline] {
                 let running = HttpServer::start(server)?;
-                let sample_memory =
-                    clients == *HTTP_CLIENTS.last().unwrap() && workload.label == "trivial";
+                let sample_memory = clients == *HTTP_CLIENTS.last().unwrap()
+                    && workload.label == "trivial"
+                    && era == Era::Modern;
                 let pid = running.pid();
                 let sampler = sample_memory.then(|| {
                     let until = Instant::now() + phases.warmup + phases.measure;
                     std::thread::spawn(move || peak_rss_until(pid, until))
                 });
-                let result = load::http_run(running.addr, workload, clients, phases)
-                    .with_context(|| format!("{} over HTTP, {}", server.label, workload.tool))?;
+                let result = load::http_run(running.addr, workload, clients, phases, era)
+                    .with_context(|| {
+                        format!("{} over {transport}, {}", server.label, workload.tool)
+                    })?;
                 if let Some(sampler) = sampler {
                     let peak = sampler.join().expect("sampler thread");
                     report.load_rss_kib.insert(server.label.to_string(), peak);
                 }
                 eprintln!(
-                    "http/{clients} {} {}: {result:?}",
+                    "{transport}/{clients} {} {}: {result:?}",
                     workload.label, server.label
                 );
                 report.latency.push(Case::new(
-                    "http",
+                    transport,
                     clients,
                     workload.label,
                     server.label,

@@ -24,6 +24,15 @@ pub struct Case {
 }
 
 impl Case {
+    /// How the table names the transport: `stdio`, `http/64`, `legacy/64`.
+    pub fn label(&self) -> String {
+        match self.transport {
+            "http" => format!("http/{}", self.clients),
+            "http-legacy" => format!("legacy/{}", self.clients),
+            other => other.to_string(),
+        }
+    }
+
     pub fn new(
         transport: &'static str,
         clients: usize,
@@ -316,11 +325,7 @@ impl Report {
                 continue;
             };
             let w = &case.result;
-            let transport = if case.transport == "http" {
-                format!("http/{}", case.clients)
-            } else {
-                case.transport.to_string()
-            };
+            let transport = case.label();
             let _ = writeln!(
                 out,
                 "{:<9} {:<8} | {:>7.0}us {:>7.0}us {:>9.0} | {:>7.0}us {:>7.0}us {:>9.0} | {:>6.2} {:>6.2}{}",
@@ -492,11 +497,7 @@ impl Report {
             .filter(|c| c.server == "wharf")
             .collect();
         let name = |c: &Case| {
-            let t = if c.transport == "http" {
-                format!("http{}", c.clients)
-            } else {
-                "stdio".into()
-            };
+            let t = c.label().replace('/', "");
             format!("{t} {}", if c.tool == "trivial" { "echo" } else { "prime" })
         };
         let pair = |pick: fn(&LoadResult) -> f64| -> (Vec<f64>, Vec<f64>) {
