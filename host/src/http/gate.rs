@@ -13,7 +13,6 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use axum::extract::Request;
 use axum::response::Response;
@@ -21,27 +20,19 @@ use futures::future::BoxFuture;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::{BearerToken, OriginPolicy, auth, deadline, envelope, origin, session};
+use super::{HttpOptions, auth, deadline, envelope, origin, session};
 
 /// The path that answers without a token (liveness probes carry none).
 pub const OPEN_PATH: &str = "/healthz";
 
-/// What the gate enforces.
-#[derive(Debug)]
-pub struct Rules {
-    pub origins: OriginPolicy,
-    pub token: Option<BearerToken>,
-    pub max_body_bytes: usize,
-    pub request_timeout: Duration,
-}
-
 /// Wraps a router's routes in a [`Gate`].
 #[derive(Clone)]
-pub struct GateLayer(Arc<Rules>);
+pub struct GateLayer(Arc<HttpOptions>);
 
 impl GateLayer {
-    pub fn new(rules: Rules) -> Self {
-        Self(Arc::new(rules))
+    /// A gate enforcing `options` (origins, token, body limit, request time).
+    pub fn new(options: &HttpOptions) -> Self {
+        Self(Arc::new(options.clone()))
     }
 }
 
@@ -51,7 +42,7 @@ impl<S> Layer<S> for GateLayer {
     fn layer(&self, inner: S) -> Gate<S> {
         Gate {
             inner,
-            rules: self.0.clone(),
+            options: self.0.clone(),
         }
     }
 }
@@ -60,7 +51,7 @@ impl<S> Layer<S> for GateLayer {
 #[derive(Clone)]
 pub struct Gate<S> {
     inner: S,
-    rules: Arc<Rules>,
+    options: Arc<HttpOptions>,
 }
 
 impl<S> Service<Request> for Gate<S>
@@ -80,40 +71,38 @@ where
         // The service that was polled ready answers; its clone waits for the next.
         let ready = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, ready);
-        let rules = self.rules.clone();
-        Box::pin(async move { Ok(rules.pass(inner, request).await) })
+        let options = self.options.clone();
+        Box::pin(async move { Ok(pass(&options, inner, request).await) })
     }
 }
 
-impl Rules {
-    /// The response to `request`: a refusal, or what `inner` answers.
-    async fn pass<S>(&self, mut inner: S, request: Request) -> Response
-    where
-        S: Service<Request, Response = Response, Error = Infallible>,
-    {
-        if let Some(refusal) = origin::refusal(&self.origins, &request) {
-            return refusal;
-        }
-        if request.uri().path() == OPEN_PATH {
-            return answer(inner.call(request).await);
-        }
-        if let Some(token) = &self.token
-            && let Some(refusal) = auth::refusal(token, &request)
-        {
-            return refusal;
-        }
-        deadline::bound(self.request_timeout, async {
-            let method = request.method().clone();
-            let request = match envelope::admit(self.max_body_bytes, request).await {
-                Ok(request) => request,
-                Err(refusal) => return refusal,
-            };
-            let mut response = answer(inner.call(request).await);
-            session::delete_answers_ok(&method, &mut response);
-            response
-        })
-        .await
+/// The response to `request`: a refusal, or what `inner` answers.
+async fn pass<S>(options: &HttpOptions, mut inner: S, request: Request) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    if let Some(refusal) = origin::refusal(&options.origins, &request) {
+        return refusal;
     }
+    if request.uri().path() == OPEN_PATH {
+        return answer(inner.call(request).await);
+    }
+    if let Some(token) = &options.token
+        && let Some(refusal) = auth::refusal(token, &request)
+    {
+        return refusal;
+    }
+    deadline::bound(options.request_timeout, async {
+        let method = request.method().clone();
+        let request = match envelope::admit(options.max_body_bytes, request).await {
+            Ok(request) => request,
+            Err(refusal) => return refusal,
+        };
+        let mut response = answer(inner.call(request).await);
+        session::delete_answers_ok(&method, &mut response);
+        response
+    })
+    .await
 }
 
 fn answer(result: Result<Response, Infallible>) -> Response {

@@ -136,12 +136,7 @@ where
         .route("/metrics", get(status::metrics))
         .route(gate::OPEN_PATH, get(status::healthz))
         .with_state(state)
-        .layer(GateLayer::new(gate::Rules {
-            origins: options.origins.clone(),
-            token: options.token.clone(),
-            max_body_bytes: options.max_body_bytes,
-            request_timeout: options.request_timeout,
-        }))
+        .layer(GateLayer::new(options))
 }
 
 /// Serves MCP over HTTP on `addr` until `shutdown` resolves, then shuts down
