@@ -23,7 +23,7 @@ use wharf::loader::{AllSettled, PluginFolder};
 use wharf::metrics::Metrics;
 use wharf::oneshot::{CallResult, Single, content_text};
 use wharf::registry::Registry;
-use wharf::runtime::{CallLimits, Ceilings, CompiledCache, Runtime, RuntimeOptions};
+use wharf::runtime::{CallLimits, Ceilings, CompiledCache, Placement, Runtime, RuntimeOptions};
 use wharf::server::{SUPPORTED_VERSIONS, ServerOptions, WharfServer};
 use wharf::stdio::{DEFAULT_MAX_LINE_BYTES, LineTransport};
 use wharf::watcher::FolderWatch;
@@ -267,12 +267,15 @@ fn parse_listen_addr(value: &str) -> Result<SocketAddr, String> {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_logging();
+    if let Command::Serve(args) = cli.command {
+        return serve_on_fitting_runtime(args);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     match cli.command {
-        Command::Serve(args) => runtime.block_on(serve(args)),
+        Command::Serve(_) => unreachable!("served above"),
         Command::Inspect(args) => runtime.block_on(inspect(args)),
         Command::Call(args) => {
             let failed = runtime.block_on(call(args))?;
@@ -295,7 +298,32 @@ fn init_logging() {
         .init();
 }
 
-async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+/// HTTP serves many clients at once, on a runtime with a worker per core. The
+/// stdio transport has one client: it serves the protocol on this thread, so a
+/// short call never hops between threads, and moves guest code that runs for
+/// longer than an epoch tick to a pool of workers (see [`Placement`]).
+fn serve_on_fitting_runtime(args: ServeArgs) -> anyhow::Result<()> {
+    if args.http.http.is_some() {
+        return tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .context("starting the async runtime")?
+            .block_on(serve(args, Placement::Caller));
+    }
+    let workers = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("wharf-call")
+        .enable_all()
+        .build()
+        .context("starting the call workers")?;
+    let placement = Placement::MoveLongCalls(workers.handle().clone());
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?
+        .block_on(serve(args, placement))
+}
+
+async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
     let defaults = CallLimits {
         max_concurrent_calls: args.plugin_concurrency as usize,
         ..args.limits.call_limits()
@@ -315,6 +343,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_concurrent_calls: args.max_concurrent_calls as usize,
         pooling: !args.no_pool,
         cache_root: cache_root.clone(),
+        placement,
     })?);
     let pooled = runtime.is_pooled();
     let started = std::time::Instant::now();

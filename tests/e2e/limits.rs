@@ -100,6 +100,30 @@ fn the_server_over_its_concurrency_limit_refuses() {
     still_serving(&mut wharf, 3);
 }
 
+/// Over stdio the protocol is served on one thread. A call whose guest runs for
+/// a whole epoch tick moves to the worker threads; a short one stays.
+#[test]
+fn over_stdio_only_long_calls_move_to_the_workers() {
+    const MOVED: &str = "its call moves to the workers";
+    let mut wharf = Wharf::start(&["echo", "misbehave"], &["--timeout-ms", "1500"]);
+    for id in 1..20 {
+        still_serving(&mut wharf, id);
+    }
+    assert!(!wharf.stderr().contains(MOVED), "{}", wharf.stderr());
+    send_call(&mut wharf, 20, "misbehave_spin", json!({}));
+    wharf.wait_for_log(MOVED);
+    // The serving thread is free while the guest spins on a worker.
+    let started = Instant::now();
+    still_serving(&mut wharf, 21);
+    assert!(started.elapsed() < Duration::from_millis(1000));
+    let spun = wharf.response(&json!(20));
+    assert_eq!(
+        first_text(result_of(&spun)),
+        "Tool `misbehave_spin` failed: the call was stopped after its time limit of 1500 ms"
+    );
+    still_serving(&mut wharf, 22);
+}
+
 #[test]
 fn memory_returns_to_baseline_after_a_bomb() {
     let mut wharf = Wharf::start(&["echo", "misbehave"], &["--memory-mib", "256"]);

@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::placement::Placement;
+
 /// How much a single call may use before it is stopped.
 ///
 /// Every call gets a fresh instance with these limits; exceeding one ends that
@@ -70,7 +72,7 @@ impl Default for Ceilings {
 
 /// How the runtime is set up: default limits, ceilings, and the process-wide
 /// concurrency that sizes the instance pool.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RuntimeOptions {
     /// Limits of a plugin whose manifest does not set them.
     pub defaults: CallLimits,
@@ -84,6 +86,8 @@ pub struct RuntimeOptions {
     pub pooling: bool,
     /// Where compiled components are kept across runs; `None` compiles every time.
     pub cache_root: Option<PathBuf>,
+    /// Where calls run their guest code.
+    pub placement: Placement,
 }
 
 impl Default for RuntimeOptions {
@@ -94,6 +98,7 @@ impl Default for RuntimeOptions {
             max_concurrent_calls: 32,
             pooling: true,
             cache_root: None,
+            placement: Placement::Caller,
         }
     }
 }

@@ -16,6 +16,7 @@ use super::failure::{CallFailure, Interrupt, InterruptTrap, classify};
 use super::grants::Grants;
 use super::input::CallClock;
 use super::limits::CallLimits;
+use super::placement::Placement;
 use super::plain::{self, PlainExports, SkippedFunction};
 use super::prompt::PromptSpec;
 use super::resource::{ResourceSpec, TemplateSpec};
@@ -146,6 +147,7 @@ pub struct Plugin {
     calls: CallSlots,
     /// The runtime's, shared by every plugin.
     all_calls: CallSlots,
+    placement: Placement,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -224,6 +226,7 @@ impl Runtime {
             calls: CallSlots::new(limits.max_concurrent_calls),
             sandbox: Arc::new(Sandbox::new(limits, grants)),
             all_calls: self.slots.clone(),
+            placement: self.options.placement.clone(),
         };
         if !is_wharf {
             let (tools, skipped) = plain::describe(&self.engine, &component, &docs);
@@ -423,10 +426,18 @@ impl Plugin {
         let tools = self.export(pre.tools.load(&mut store, &instance))?;
         let cancel = store.data().call_cancel();
         let clock = store.data().clock.clone();
-        let outcome = guarded_by_clock(&cancel, &clock, async {
-            tools.call_call_tool(&mut store, tool, &arguments).await
-        })
-        .await;
+        let slices = store.data().time_slices.clone();
+        let tool = tool.to_owned();
+        let (store, outcome) = self
+            .placement
+            .run(&slices, async move {
+                let outcome = guarded_by_clock(&cancel, &clock, async {
+                    tools.call_call_tool(&mut store, &tool, &arguments).await
+                })
+                .await;
+                (store, outcome)
+            })
+            .await;
         let outcome = self.finish_checked(&store, outcome)?;
         match outcome {
             Ok(result) => Ok(CallOutput::from_wit(result)),
@@ -462,10 +473,18 @@ impl Plugin {
         let func = instance.get_func(&mut store, tool.export).ok_or_else(|| {
             CallFailure::Setup(format!("the export of `{}` is gone", tool.spec.name))
         })?;
-        let outcome = guarded(&cancel, self.limits().timeout, async {
-            func.call_async(&mut store, &params, &mut results).await
-        })
-        .await;
+        let slices = store.data().time_slices.clone();
+        let timeout = self.limits().timeout;
+        let (store, results, outcome) = self
+            .placement
+            .run(&slices, async move {
+                let outcome = guarded(&cancel, timeout, async {
+                    func.call_async(&mut store, &params, &mut results).await
+                })
+                .await;
+                (store, results, outcome)
+            })
+            .await;
         self.finish_checked(&store, outcome)?;
         plain::output(&tool.signature, &results)
     }
@@ -529,6 +548,7 @@ impl Plugin {
             } else {
                 // tokio's yield puts the task behind the others; a plain waker
                 // would land in the LIFO slot and starve them.
+                state.time_slices.used_one();
                 return Ok(UpdateDeadline::YieldCustom(
                     1,
                     Box::pin(tokio::task::yield_now()),

@@ -16,6 +16,7 @@ use super::grants::Grants;
 use super::http::{HostAllowList, OutboundHttp};
 use super::input::{CallClock, InputBroker, InputOutcome, InputRequest, MAX_KEY_BYTES};
 use super::limits::CallLimits;
+use super::placement::TimeSlices;
 
 /// Something a plugin reported during a call, for the layer above to forward.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,6 +89,10 @@ pub(crate) struct HostState {
     pub(crate) stderr: CapturedOutput,
     /// Socket uses the address check refused (plugins get no sockets).
     socket_attempts: Arc<std::sync::Mutex<Vec<String>>>,
+    /// Whether the guest has run for a whole epoch tick (see [`Placement`]).
+    ///
+    /// [`Placement`]: super::placement::Placement
+    pub(crate) time_slices: TimeSlices,
 }
 
 /// What a refused socket was for, in words.
@@ -171,6 +176,7 @@ impl HostState {
             stdout,
             stderr,
             socket_attempts,
+            time_slices: TimeSlices::default(),
         })
     }
 
