@@ -22,6 +22,8 @@ use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+mod well_formed;
+
 /// Largest accepted message; a longer line is discarded and answered with `-32600`.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
 
@@ -235,6 +237,9 @@ fn classify(line: &[u8]) -> Screened {
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return Screened::Blank;
+    }
+    if let Some(message) = well_formed::request(line, KNOWN_METHODS) {
+        return Screened::Message(Box::new(message));
     }
     let value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,

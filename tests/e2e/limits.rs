@@ -101,15 +101,14 @@ fn the_server_over_its_concurrency_limit_refuses() {
 }
 
 /// Over stdio the protocol is served on one thread. A call whose guest runs for
-/// a whole epoch tick moves to the worker threads; a short one stays.
+/// a whole epoch tick moves to the worker threads, leaving that thread free.
+/// (That short calls stay is checked by `runtime::placement`'s tests: in a debug
+/// build even a short call may last a tick.)
 #[test]
-fn over_stdio_only_long_calls_move_to_the_workers() {
+fn over_stdio_a_long_call_moves_to_the_workers() {
     const MOVED: &str = "its call moves to the workers";
     let mut wharf = Wharf::start(&["echo", "misbehave"], &["--timeout-ms", "1500"]);
-    for id in 1..20 {
-        still_serving(&mut wharf, id);
-    }
-    assert!(!wharf.stderr().contains(MOVED), "{}", wharf.stderr());
+    still_serving(&mut wharf, 1);
     send_call(&mut wharf, 20, "misbehave_spin", json!({}));
     wharf.wait_for_log(MOVED);
     // The serving thread is free while the guest spins on a worker.

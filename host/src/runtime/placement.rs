@@ -6,14 +6,14 @@
 //! miss per hop) was most of what a short call cost there. Guest code must not
 //! hold that thread, though, nor keep long calls from running in parallel. So a
 //! call starts where it was asked for, and once its guest has used a whole
-//! epoch tick (it yields then, see `Plugin::new_store`) the rest of the call
+//! epoch tick (it yields at each, see `Plugin::new_store`) the rest of the call
 //! moves to a pool of worker threads. Most calls end well within a tick and
 //! never move.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::Poll;
 
 use tokio::runtime::Handle;
@@ -24,31 +24,34 @@ pub enum Placement {
     /// In the calling task, whatever thread that is on.
     #[default]
     Caller,
-    /// In the calling task until the guest has used a whole time slice, then on
+    /// In the calling task until the guest has run for a whole epoch tick, then on
     /// this runtime's workers.
     MoveLongCalls(Handle),
 }
 
-/// Set by a store's epoch callback when its guest used up a time slice, so the
-/// call is known to be long.
+/// Counts the epoch ticks a store's guest has seen (its epoch callback runs at
+/// each one), so a call is known to be long.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct TimeSlices(Arc<AtomicBool>);
+pub(crate) struct EpochTicks(Arc<AtomicU32>);
 
-impl TimeSlices {
-    /// Records that the guest ran for a whole time slice.
-    pub(crate) fn used_one(&self) {
-        self.0.store(true, Ordering::Relaxed);
+impl EpochTicks {
+    /// Records an epoch tick during the guest's run.
+    pub(crate) fn saw_one(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn any_used(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+    /// Whether the guest has run for at least a whole tick. The first tick it
+    /// sees may come at any point of a short call; by the second, it has run
+    /// from one tick to the next.
+    fn ran_a_whole_one(&self) -> bool {
+        self.0.load(Ordering::Relaxed) >= 2
     }
 }
 
 impl Placement {
-    /// Runs `work`, guest code whose time slices `slices` records, where this
+    /// Runs `work`, guest code whose epoch ticks `ticks` counts, where this
     /// placement says. Dropping the returned future stops `work` wherever it runs.
-    pub(crate) async fn run<F>(&self, slices: &TimeSlices, work: F) -> F::Output
+    pub(crate) async fn run<F>(&self, ticks: &EpochTicks, work: F) -> F::Output
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
@@ -59,16 +62,16 @@ impl Placement {
         let mut work: Pin<Box<F>> = Box::pin(work);
         let here = std::future::poll_fn(|cx| match work.as_mut().poll(cx) {
             Poll::Ready(output) => Poll::Ready(Some(output)),
-            // The guest yielded at the end of a slice: it has already woken its
+            // The guest yielded at an epoch tick: it has already woken its
             // task, and the wake-up of a task that no longer polls it is harmless.
-            Poll::Pending if slices.any_used() => Poll::Ready(None),
+            Poll::Pending if ticks.ran_a_whole_one() => Poll::Ready(None),
             Poll::Pending => Poll::Pending,
         })
         .await;
         if let Some(output) = here {
             return output;
         }
-        tracing::debug!("the guest ran for a whole time slice; its call moves to the workers");
+        tracing::debug!("the guest ran for a whole epoch tick; its call moves to the workers");
         let moved = AbortOnDrop(workers.spawn(work));
         match moved.await {
             Ok(output) => output,
@@ -100,14 +103,15 @@ impl<T> Drop for AbortOnDrop<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicBool;
     use std::time::Duration;
 
-    /// A stand-in for guest code: `slices` long slices of busy work, each
-    /// ended by a yield that marks the slice used, as the epoch callback does.
-    async fn guest(slices: TimeSlices, count: usize) -> Vec<std::thread::ThreadId> {
+    /// A stand-in for guest code that sees `count` epoch ticks, yielding at
+    /// each as the epoch callback makes a guest do.
+    async fn guest(ticks: EpochTicks, count: usize) -> Vec<std::thread::ThreadId> {
         let mut threads = vec![std::thread::current().id()];
         for _ in 0..count {
-            slices.used_one();
+            ticks.saw_one();
             tokio::task::yield_now().await;
             threads.push(std::thread::current().id());
         }
@@ -128,45 +132,52 @@ mod tests {
     }
 
     #[tokio::test(flavor = "current_thread")]
-    async fn a_call_that_never_uses_a_slice_stays_on_the_calling_thread() {
+    async fn a_call_that_sees_no_tick_stays_on_the_calling_thread() {
         let placement = workers();
-        let slices = TimeSlices::default();
+        let ticks = EpochTicks::default();
         let here = std::thread::current().id();
-        let threads = placement.run(&slices, guest(slices.clone(), 0)).await;
+        let threads = placement.run(&ticks, guest(ticks.clone(), 0)).await;
         assert_eq!(threads, vec![here]);
     }
 
     #[tokio::test(flavor = "current_thread")]
-    async fn a_call_that_uses_a_slice_moves_to_the_workers() {
+    async fn a_call_that_sees_one_tick_stays() {
         let placement = workers();
-        let slices = TimeSlices::default();
+        let ticks = EpochTicks::default();
         let here = std::thread::current().id();
-        let threads = placement.run(&slices, guest(slices.clone(), 3)).await;
-        assert_eq!(threads[0], here, "starts where it was asked for");
+        let threads = placement.run(&ticks, guest(ticks.clone(), 1)).await;
+        assert_eq!(threads, vec![here, here]);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_call_that_runs_a_whole_tick_moves_to_the_workers() {
+        let placement = workers();
+        let ticks = EpochTicks::default();
+        let here = std::thread::current().id();
+        let threads = placement.run(&ticks, guest(ticks.clone(), 4)).await;
+        assert_eq!(threads[..2], [here, here], "starts where it was asked for");
         assert!(
-            threads[1..].iter().all(|t| *t != here),
-            "continues on a worker: {threads:?}"
+            threads[2..].iter().all(|t| *t != here),
+            "continues on a worker after its second tick: {threads:?}"
         );
     }
 
     #[tokio::test(flavor = "current_thread")]
     async fn caller_placement_never_moves() {
-        let slices = TimeSlices::default();
+        let ticks = EpochTicks::default();
         let here = std::thread::current().id();
-        let threads = Placement::Caller
-            .run(&slices, guest(slices.clone(), 3))
-            .await;
+        let threads = Placement::Caller.run(&ticks, guest(ticks.clone(), 3)).await;
         assert!(threads.iter().all(|t| *t == here));
     }
 
     #[tokio::test(flavor = "current_thread")]
     async fn dropping_a_moved_call_stops_it() {
         let placement = workers();
-        let slices = TimeSlices::default();
+        let ticks = EpochTicks::default();
         let running = Arc::new(AtomicBool::new(true));
         let flag = running.clone();
         let work = {
-            let slices = slices.clone();
+            let ticks = ticks.clone();
             async move {
                 // Clears the flag when the future is dropped, finished or not.
                 struct Stopped(Arc<AtomicBool>);
@@ -177,12 +188,12 @@ mod tests {
                 }
                 let _stopped = Stopped(flag);
                 loop {
-                    slices.used_one();
+                    ticks.saw_one();
                     tokio::task::yield_now().await;
                 }
             }
         };
-        let outcome = tokio::time::timeout(Duration::from_millis(50), placement.run(&slices, work));
+        let outcome = tokio::time::timeout(Duration::from_millis(50), placement.run(&ticks, work));
         assert!(outcome.await.is_err(), "the endless call is still running");
         for _ in 0..200 {
             if !running.load(Ordering::SeqCst) {
@@ -196,16 +207,18 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn a_panic_in_a_moved_call_reaches_the_caller() {
         let placement = workers();
-        let slices = TimeSlices::default();
+        let ticks = EpochTicks::default();
         let work = {
-            let slices = slices.clone();
+            let ticks = ticks.clone();
             async move {
-                slices.used_one();
-                tokio::task::yield_now().await;
+                for _ in 0..2 {
+                    ticks.saw_one();
+                    tokio::task::yield_now().await;
+                }
                 panic!("guest host bug");
             }
         };
-        let caught = tokio::spawn(async move { placement.run(&slices, work).await });
+        let caught = tokio::spawn(async move { placement.run(&ticks, work).await });
         let error = caught.await.expect_err("the panic comes back");
         assert!(error.is_panic());
     }

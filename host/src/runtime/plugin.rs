@@ -426,11 +426,11 @@ impl Plugin {
         let tools = self.export(pre.tools.load(&mut store, &instance))?;
         let cancel = store.data().call_cancel();
         let clock = store.data().clock.clone();
-        let slices = store.data().time_slices.clone();
+        let ticks = store.data().epoch_ticks.clone();
         let tool = tool.to_owned();
         let (store, outcome) = self
             .placement
-            .run(&slices, async move {
+            .run(&ticks, async move {
                 let outcome = guarded_by_clock(&cancel, &clock, async {
                     tools.call_call_tool(&mut store, &tool, &arguments).await
                 })
@@ -473,11 +473,11 @@ impl Plugin {
         let func = instance.get_func(&mut store, tool.export).ok_or_else(|| {
             CallFailure::Setup(format!("the export of `{}` is gone", tool.spec.name))
         })?;
-        let slices = store.data().time_slices.clone();
+        let ticks = store.data().epoch_ticks.clone();
         let timeout = self.limits().timeout;
         let (store, results, outcome) = self
             .placement
-            .run(&slices, async move {
+            .run(&ticks, async move {
                 let outcome = guarded(&cancel, timeout, async {
                     func.call_async(&mut store, &params, &mut results).await
                 })
@@ -548,7 +548,7 @@ impl Plugin {
             } else {
                 // tokio's yield puts the task behind the others; a plain waker
                 // would land in the LIFO slot and starve them.
-                state.time_slices.used_one();
+                state.epoch_ticks.saw_one();
                 return Ok(UpdateDeadline::YieldCustom(
                     1,
                     Box::pin(tokio::task::yield_now()),

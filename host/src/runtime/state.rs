@@ -16,7 +16,7 @@ use super::grants::Grants;
 use super::http::{HostAllowList, OutboundHttp};
 use super::input::{CallClock, InputBroker, InputOutcome, InputRequest, MAX_KEY_BYTES};
 use super::limits::CallLimits;
-use super::placement::TimeSlices;
+use super::placement::EpochTicks;
 
 /// Something a plugin reported during a call, for the layer above to forward.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,7 +92,7 @@ pub(crate) struct HostState {
     /// Whether the guest has run for a whole epoch tick (see [`Placement`]).
     ///
     /// [`Placement`]: super::placement::Placement
-    pub(crate) time_slices: TimeSlices,
+    pub(crate) epoch_ticks: EpochTicks,
 }
 
 /// What a refused socket was for, in words.
@@ -176,7 +176,7 @@ impl HostState {
             stdout,
             stderr,
             socket_attempts,
-            time_slices: TimeSlices::default(),
+            epoch_ticks: EpochTicks::default(),
         })
     }
 
