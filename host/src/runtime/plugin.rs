@@ -3,6 +3,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
+
 use wasmtime::component::{Component, Instance, InstancePre};
 use wasmtime::{Engine, Store, UpdateDeadline};
 
@@ -426,16 +428,15 @@ impl Plugin {
         let tools = self.export(pre.tools.load(&mut store, &instance))?;
         let cancel = store.data().call_cancel();
         let clock = store.data().clock.clone();
-        let ticks = store.data().epoch_ticks.clone();
         let tool = tool.to_owned();
         let (store, outcome) = self
-            .placement
-            .run(&ticks, async move {
-                let outcome = guarded_by_clock(&cancel, &clock, async {
-                    tools.call_call_tool(&mut store, &tool, &arguments).await
+            .placed(store, move |store| {
+                Box::pin(async move {
+                    guarded_by_clock(&cancel, &clock, async {
+                        tools.call_call_tool(store, &tool, &arguments).await
+                    })
+                    .await
                 })
-                .await;
-                (store, outcome)
             })
             .await;
         let outcome = self.finish_checked(&store, outcome)?;
@@ -473,16 +474,16 @@ impl Plugin {
         let func = instance.get_func(&mut store, tool.export).ok_or_else(|| {
             CallFailure::Setup(format!("the export of `{}` is gone", tool.spec.name))
         })?;
-        let ticks = store.data().epoch_ticks.clone();
         let timeout = self.limits().timeout;
-        let (store, results, outcome) = self
-            .placement
-            .run(&ticks, async move {
-                let outcome = guarded(&cancel, timeout, async {
-                    func.call_async(&mut store, &params, &mut results).await
+        let (store, (results, outcome)) = self
+            .placed(store, move |store| {
+                Box::pin(async move {
+                    let outcome = guarded(&cancel, timeout, async {
+                        func.call_async(store, &params, &mut results).await
+                    })
+                    .await;
+                    (results, outcome)
                 })
-                .await;
-                (store, results, outcome)
             })
             .await;
         self.finish_checked(&store, outcome)?;
@@ -557,6 +558,23 @@ impl Plugin {
             Err(wasmtime::Error::new(InterruptTrap(interrupt)))
         });
         Ok(store)
+    }
+
+    /// Runs guest work on `store` where this plugin's [`Placement`] says (on
+    /// the stdio server, a worker thread once it runs long), and gives the
+    /// store back with the outcome.
+    async fn placed<R, W>(&self, mut store: Store<HostState>, work: W) -> (Store<HostState>, R)
+    where
+        W: for<'s> FnOnce(&'s mut Store<HostState>) -> BoxFuture<'s, R> + Send + 'static,
+        R: Send + 'static,
+    {
+        let ticks = store.data().epoch_ticks.clone();
+        self.placement
+            .run(&ticks, async move {
+                let outcome = work(&mut store).await;
+                (store, outcome)
+            })
+            .await
     }
 
     /// An instance of a `wharf:plugin` component in `store`.

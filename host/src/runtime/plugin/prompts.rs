@@ -48,15 +48,24 @@ impl Plugin {
         ctx: CallContext,
     ) -> Result<RenderedPrompt, CallFailure> {
         let _slots = self.take_slots()?;
-        let Some((mut store, prompts)) = self.prompts_instance(ctx).await? else {
+        let Some((store, prompts)) = self.prompts_instance(ctx).await? else {
             return Err(CallFailure::UnknownPrompt(name.to_string()));
         };
         let cancel = store.data().call_cancel();
         let clock = store.data().clock.clone();
-        let outcome = guarded_by_clock(&cancel, &clock, async {
-            prompts.call_get_prompt(&mut store, name, arguments).await
-        })
-        .await;
+        let (owned_name, arguments) = (name.to_owned(), arguments.to_vec());
+        let (store, outcome) = self
+            .placed(store, move |store| {
+                Box::pin(async move {
+                    guarded_by_clock(&cancel, &clock, async {
+                        prompts
+                            .call_get_prompt(store, &owned_name, &arguments)
+                            .await
+                    })
+                    .await
+                })
+            })
+            .await;
         let outcome = self.finish_checked(&store, outcome)?;
         let rendered = match outcome {
             Ok(result) => RenderedPrompt::from(result),
@@ -82,16 +91,26 @@ impl Plugin {
         ctx: CallContext,
     ) -> Result<Vec<String>, CallFailure> {
         let _slots = self.take_slots()?;
-        let Some((mut store, prompts)) = self.prompts_instance(ctx).await? else {
+        let Some((store, prompts)) = self.prompts_instance(ctx).await? else {
             return Err(CallFailure::UnknownPrompt(name.to_string()));
         };
         let cancel = store.data().call_cancel();
-        let outcome = guarded(&cancel, self.limits().timeout, async {
-            prompts
-                .call_complete_argument(&mut store, name, argument, value, context)
-                .await
-        })
-        .await;
+        let timeout = self.limits().timeout;
+        let asked = (name.to_owned(), argument.to_owned(), value.to_owned());
+        let context = context.to_vec();
+        let (store, outcome) = self
+            .placed(store, move |store| {
+                Box::pin(async move {
+                    let (name, argument, value) = &asked;
+                    guarded(&cancel, timeout, async {
+                        prompts
+                            .call_complete_argument(store, name, argument, value, &context)
+                            .await
+                    })
+                    .await
+                })
+            })
+            .await;
         let values = self.finish_checked(&store, outcome)?;
         Ok(values)
     }

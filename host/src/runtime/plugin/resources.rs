@@ -67,15 +67,22 @@ impl Plugin {
         ctx: CallContext,
     ) -> Result<Vec<ResourceContent>, CallFailure> {
         let _slots = self.take_slots()?;
-        let Some((mut store, resources)) = self.resources_instance(ctx).await? else {
+        let Some((store, resources)) = self.resources_instance(ctx).await? else {
             return Err(CallFailure::UnknownResource(uri.to_string()));
         };
         let cancel = store.data().call_cancel();
         let clock = store.data().clock.clone();
-        let outcome = guarded_by_clock(&cancel, &clock, async {
-            resources.call_read_resource(&mut store, uri).await
-        })
-        .await;
+        let owned_uri = uri.to_owned();
+        let (store, outcome) = self
+            .placed(store, move |store| {
+                Box::pin(async move {
+                    guarded_by_clock(&cancel, &clock, async {
+                        resources.call_read_resource(store, &owned_uri).await
+                    })
+                    .await
+                })
+            })
+            .await;
         let outcome = self.finish_checked(&store, outcome)?;
         let contents: Vec<ResourceContent> = match outcome {
             Ok(contents) => contents.into_iter().map(ResourceContent::from).collect(),
@@ -105,16 +112,26 @@ impl Plugin {
         ctx: CallContext,
     ) -> Result<Vec<String>, CallFailure> {
         let _slots = self.take_slots()?;
-        let Some((mut store, resources)) = self.resources_instance(ctx).await? else {
+        let Some((store, resources)) = self.resources_instance(ctx).await? else {
             return Err(CallFailure::UnknownResource(template.to_string()));
         };
         let cancel = store.data().call_cancel();
-        let outcome = guarded(&cancel, self.limits().timeout, async {
-            resources
-                .call_complete_template(&mut store, template, variable, value, context)
-                .await
-        })
-        .await;
+        let timeout = self.limits().timeout;
+        let asked = (template.to_owned(), variable.to_owned(), value.to_owned());
+        let context = context.to_vec();
+        let (store, outcome) = self
+            .placed(store, move |store| {
+                Box::pin(async move {
+                    let (template, variable, value) = &asked;
+                    guarded(&cancel, timeout, async {
+                        resources
+                            .call_complete_template(store, template, variable, value, &context)
+                            .await
+                    })
+                    .await
+                })
+            })
+            .await;
         let values = self.finish_checked(&store, outcome)?;
         Ok(values)
     }
