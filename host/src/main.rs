@@ -267,23 +267,24 @@ fn parse_listen_addr(value: &str) -> Result<SocketAddr, String> {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_logging();
-    if let Command::Serve(args) = cli.command {
-        return serve_on_fitting_runtime(args);
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
     match cli.command {
-        Command::Serve(_) => unreachable!("served above"),
-        Command::Inspect(args) => runtime.block_on(inspect(args)),
+        Command::Serve(args) => serve_on_fitting_runtime(args),
+        Command::Inspect(args) => multi_threaded()?.block_on(inspect(args)),
         Command::Call(args) => {
-            let failed = runtime.block_on(call(args))?;
+            let failed = multi_threaded()?.block_on(call(args))?;
             // Leave at once: the runtime's threads need no orderly shutdown.
             std::process::exit(i32::from(failed));
         }
         Command::EmbedDocs(args) => embed_docs(args),
     }
+}
+
+/// A tokio runtime with a worker per core.
+fn multi_threaded() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
 }
 
 /// Logs go to stderr only: stdout is the stdio transport. `WHARF_LOG` takes
@@ -304,11 +305,7 @@ fn init_logging() {
 /// longer than an epoch tick to a pool of workers (see [`Placement`]).
 fn serve_on_fitting_runtime(args: ServeArgs) -> anyhow::Result<()> {
     if args.http.http.is_some() {
-        return tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .context("starting the async runtime")?
-            .block_on(serve(args, Placement::Caller));
+        return multi_threaded()?.block_on(serve(args, Placement::Caller));
     }
     let workers = tokio::runtime::Builder::new_multi_thread()
         .thread_name("wharf-call")

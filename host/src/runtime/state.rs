@@ -89,7 +89,8 @@ pub(crate) struct HostState {
     pub(crate) stderr: CapturedOutput,
     /// Socket uses the address check refused (plugins get no sockets).
     socket_attempts: Arc<std::sync::Mutex<Vec<String>>>,
-    /// Whether the guest has run for a whole epoch tick (see [`Placement`]).
+    /// The epoch ticks the guest has seen, which tell whether its call has run
+    /// long enough to move to worker threads (see [`Placement`]).
     ///
     /// [`Placement`]: super::placement::Placement
     pub(crate) epoch_ticks: EpochTicks,
