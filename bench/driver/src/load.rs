@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::proc::StdioServer;
+use crate::proc::{StdioServer, cpu_time};
 
 /// The stateless protocol revision.
 pub const MODERN: &str = "2026-07-28";
@@ -58,10 +58,19 @@ pub struct LoadResult {
     pub p99_us: f64,
     pub mean_us: f64,
     pub throughput_rps: f64,
+    /// The server's CPU time (all threads, user and system) over the measured
+    /// window, per request: what a request costs, apart from how the two
+    /// cores were shared with the load driver.
+    pub server_cpu_us: f64,
 }
 
 impl LoadResult {
-    fn from_samples(mut nanos: Vec<u64>, errors: usize, window: Duration) -> Self {
+    fn from_samples(
+        mut nanos: Vec<u64>,
+        errors: usize,
+        window: Duration,
+        server_cpu: Duration,
+    ) -> Self {
         nanos.sort_unstable();
         let pick = |q: f64| {
             if nanos.is_empty() {
@@ -81,6 +90,7 @@ impl LoadResult {
             p99_us: pick(0.99),
             mean_us: mean,
             throughput_rps: nanos.len() as f64 / window.as_secs_f64(),
+            server_cpu_us: server_cpu.as_secs_f64() * 1e6 / nanos.len().max(1) as f64,
         }
     }
 }
@@ -149,6 +159,8 @@ pub fn stdio_run(
     }
     let mut samples = Vec::new();
     let mut errors = 0;
+    let pid = server.pid();
+    let cpu_before = cpu_time(pid)?;
     let started = Instant::now();
     let end = started + phases.measure;
     while Instant::now() < end {
@@ -156,7 +168,9 @@ pub fn stdio_run(
         samples.push(took);
         errors += usize::from(!ok);
     }
-    Ok(LoadResult::from_samples(samples, errors, started.elapsed()))
+    let window = started.elapsed();
+    let cpu = cpu_time(pid)?.saturating_sub(cpu_before);
+    Ok(LoadResult::from_samples(samples, errors, window, cpu))
 }
 
 /// `clients` keep-alive connections, each sending its next request as soon as
@@ -165,6 +179,7 @@ pub fn stdio_run(
 /// most one core from the server.
 pub fn http_run(
     addr: SocketAddr,
+    pid: u32,
     workload: &Workload,
     clients: usize,
     phases: Phases,
@@ -185,6 +200,13 @@ pub fn http_run(
                 http_client(addr, client as u64, &workload, window, era).await
             }));
         }
+        // The server's CPU time at both ends of the measured window.
+        let cpu = tokio::spawn(async move {
+            tokio::time::sleep_until(measure_from.into()).await;
+            let before = cpu_time(pid)?;
+            tokio::time::sleep_until(measure_to.into()).await;
+            Ok::<_, anyhow::Error>(cpu_time(pid)?.saturating_sub(before))
+        });
         let mut samples = Vec::new();
         let mut errors = 0;
         for task in tasks {
@@ -192,7 +214,13 @@ pub fn http_run(
             samples.extend(mine);
             errors += failed;
         }
-        Ok(LoadResult::from_samples(samples, errors, phases.measure))
+        let cpu = cpu.await.context("CPU sampler task")??;
+        Ok(LoadResult::from_samples(
+            samples,
+            errors,
+            phases.measure,
+            cpu,
+        ))
     })
 }
 
@@ -435,10 +463,12 @@ mod tests {
             (1..=100).map(|us| us * 1000).collect(),
             0,
             Duration::from_secs(1),
+            Duration::from_millis(5),
         );
         assert_eq!(result.p50_us, 51.0);
         assert_eq!(result.p99_us, 99.0);
         assert_eq!(result.throughput_rps, 100.0);
+        assert_eq!(result.server_cpu_us, 50.0);
     }
 
     #[test]

@@ -167,7 +167,7 @@ fn main() -> Result<()> {
                     let until = Instant::now() + phases.warmup + phases.measure;
                     std::thread::spawn(move || peak_rss_until(pid, until))
                 });
-                let result = load::http_run(running.addr, workload, clients, phases, era)
+                let result = load::http_run(running.addr, pid, workload, clients, phases, era)
                     .with_context(|| {
                         format!("{} over {transport}, {}", server.label, workload.tool)
                     })?;

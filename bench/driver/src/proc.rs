@@ -145,6 +145,30 @@ pub fn rss_kib(pid: u32) -> Result<u64> {
         .context("no VmRSS line")
 }
 
+/// The CPU time a process has used so far, user and system, all its threads
+/// (`utime` + `stime` in `/proc/PID/stat`, in the kernel's fixed 100 Hz ticks).
+pub fn cpu_time(pid: u32) -> Result<Duration> {
+    const USER_HZ: u64 = 100;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .with_context(|| format!("reading /proc/{pid}/stat"))?;
+    // The command name may hold spaces and parentheses; fields follow the last `)`.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .context("no `)` in /proc stat")?
+        .1
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| -> Result<u64> {
+        fields
+            .get(i)
+            .and_then(|f| f.parse().ok())
+            .context("short /proc stat")
+    };
+    // utime and stime are fields 14 and 15, the 12th and 13th after the name.
+    let total = ticks(11)? + ticks(12)?;
+    Ok(Duration::from_millis(total * 1000 / USER_HZ))
+}
+
 /// Samples a process's RSS every 50 ms until `until`, returning the largest.
 pub fn peak_rss_until(pid: u32, until: Instant) -> u64 {
     let mut peak = 0;
@@ -194,5 +218,20 @@ mod tests {
             Some("127.0.0.1:4567".parse().unwrap())
         );
         assert_eq!(listening_addr("nothing here"), None);
+    }
+
+    #[test]
+    fn reads_its_own_cpu_time() {
+        let before = cpu_time(std::process::id()).unwrap();
+        let spin = Instant::now();
+        let mut x = 0u64;
+        while spin.elapsed() < Duration::from_millis(60) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let after = cpu_time(std::process::id()).unwrap();
+        assert!(
+            after >= before + Duration::from_millis(30),
+            "{before:?} -> {after:?}"
+        );
     }
 }

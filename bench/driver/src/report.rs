@@ -308,17 +308,20 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "{:<9} {:<8} | {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9} | {:>6} {:>6}",
+            "{:<9} {:<8} | {:>9} {:>9} {:>9} {:>7} | {:>9} {:>9} {:>9} {:>7} | {:>6} {:>6} {:>6}",
             "transport",
             "tool",
             "wharf p50",
             "p99",
             "req/s",
+            "cpu/req",
             "base p50",
             "p99",
             "req/s",
+            "cpu/req",
             "p50 x",
-            "rps x"
+            "rps x",
+            "cpu x"
         );
         for case in self.latency.iter().filter(|c| c.server == "wharf") {
             let Some(base) = self.find(case.transport, case.clients, case.tool, "baseline") else {
@@ -328,17 +331,20 @@ impl Report {
             let transport = case.label();
             let _ = writeln!(
                 out,
-                "{:<9} {:<8} | {:>7.0}us {:>7.0}us {:>9.0} | {:>7.0}us {:>7.0}us {:>9.0} | {:>6.2} {:>6.2}{}",
+                "{:<9} {:<8} | {:>7.0}us {:>7.0}us {:>9.0} {:>5.0}us | {:>7.0}us {:>7.0}us {:>9.0} {:>5.0}us | {:>6.2} {:>6.2} {:>6.2}{}",
                 transport,
                 case.tool,
                 w.p50_us,
                 w.p99_us,
                 w.throughput_rps,
+                w.server_cpu_us,
                 base.p50_us,
                 base.p99_us,
                 base.throughput_rps,
+                base.server_cpu_us,
                 w.p50_us / base.p50_us,
                 w.throughput_rps / base.throughput_rps,
+                w.server_cpu_us / base.server_cpu_us,
                 if w.errors + base.errors > 0 {
                     format!("  ({} / {} errors)", w.errors, base.errors)
                 } else {
