@@ -299,13 +299,17 @@ fn init_logging() {
         .init();
 }
 
-/// HTTP serves many clients at once, on a runtime with a worker per core. The
-/// stdio transport has one client: it serves the protocol on this thread, so a
-/// short call never hops between threads, and moves guest code that runs for
-/// longer than an epoch tick to a pool of workers (see [`Placement`]).
+/// Both transports serve the protocol on single-threaded runtimes, so a short
+/// call never hops between threads: stdio on this thread (it has one client),
+/// HTTP on one serving thread per core (see `wharf::http`). Guest code that
+/// runs for longer than an epoch tick moves to a pool of workers (see
+/// [`Placement`]), which also runs start-up, reloads and other background work
+/// under HTTP.
 fn serve_on_fitting_runtime(args: ServeArgs) -> anyhow::Result<()> {
     if args.http.http.is_some() {
-        return multi_threaded()?.block_on(serve(args, Placement::Caller));
+        let workers = multi_threaded()?;
+        let placement = Placement::MoveLongCalls(workers.handle().clone());
+        return workers.block_on(serve(args, placement));
     }
     let workers = tokio::runtime::Builder::new_multi_thread()
         .thread_name("wharf-call")
@@ -397,6 +401,7 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
                 .unwrap_or(call_timeout + Duration::from_secs(5)),
             session_idle: Duration::from_secs(http.session_idle_secs),
             shutdown_grace: call_timeout + Duration::from_secs(1),
+            ..HttpOptions::default()
         };
         wharf::http::serve(
             move || server.for_session(),

@@ -9,8 +9,9 @@
 //! check applied by one tower layer ([`gate`]): Origin/Host checks ([`origin`]),
 //! a bearer token ([`auth`]), a per-request time limit ([`deadline`]), body
 //! size, JSON and era checks ([`envelope`]), the status of a session `DELETE`
-//! ([`session`]). Also status endpoints ([`status`]), TCP_NODELAY and graceful
-//! shutdown (here).
+//! ([`session`]). Also status endpoints ([`status`]), and graceful shutdown
+//! (here). Connections are served on one single-threaded runtime per core
+//! ([`serving`]).
 //!
 //! The transport knows nothing of plugins: it serves any rmcp `ServerHandler`.
 //!
@@ -27,10 +28,11 @@ pub mod gate;
 #[cfg(test)]
 mod listen_tests;
 pub mod origin;
+mod serving;
 pub mod session;
 pub mod status;
 
-use std::future::{Future, IntoFuture as _};
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -39,7 +41,6 @@ use axum::Router;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::serve::ListenerExt as _;
 use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -50,6 +51,7 @@ use crate::metrics::Metrics;
 pub use auth::BearerToken;
 use gate::GateLayer;
 pub use origin::OriginPolicy;
+use serving::ServingThreads;
 
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
@@ -69,6 +71,8 @@ pub struct HttpOptions {
     pub session_idle: Duration,
     /// How long shutdown waits for calls in flight before closing everything.
     pub shutdown_grace: Duration,
+    /// Threads serving connections (see [`serving`]): one per core by default.
+    pub serving_threads: usize,
 }
 
 impl Default for HttpOptions {
@@ -83,6 +87,7 @@ impl Default for HttpOptions {
             request_timeout: Duration::from_secs(60),
             session_idle: Duration::from_secs(30 * 60),
             shutdown_grace: Duration::from_secs(30),
+            serving_threads: std::thread::available_parallelism().map_or(1, usize::from),
         }
     }
 }
@@ -170,23 +175,16 @@ where
     let streams = CancellationToken::new();
     let app = router(new_session, metrics.clone(), &options, streams.clone());
     let stop_accepting = CancellationToken::new();
-    // Responses are written in several small pieces (SSE framing): with Nagle on,
-    // each waits for the peer's delayed ACK (about 40 ms).
-    let listener = listener.tap_io(|stream| {
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, "cannot set TCP_NODELAY");
-        }
-    });
-    let server = axum::serve(listener, app)
-        .with_graceful_shutdown(stop_accepting.clone().cancelled_owned())
-        .into_future();
-    let mut server = tokio::spawn(server);
+    let threads = ServingThreads::start(
+        options.serving_threads,
+        listener,
+        app,
+        stop_accepting.clone(),
+    )
+    .map_err(HttpError::Serve)?;
     tracing::info!("listening on http://{local}{MCP_PATH}");
 
-    tokio::select! {
-        finished = &mut server => return flatten(finished),
-        () = shutdown => {}
-    }
+    shutdown.await;
     tracing::info!(
         calls_in_flight = metrics.calls_in_flight(),
         "shutting down: no new connections, letting calls in flight finish"
@@ -199,21 +197,10 @@ where
     // Give the last responses a moment to be written before streams close.
     tokio::time::sleep(Duration::from_millis(50)).await;
     streams.cancel();
-    match tokio::time::timeout(Duration::from_secs(5), &mut server).await {
-        Ok(finished) => flatten(finished),
-        Err(_) => {
-            tracing::warn!("connections still open after shutdown; closing them");
-            server.abort();
-            Ok(())
-        }
+    if !threads.stop(Duration::from_secs(5)).await {
+        tracing::warn!("connections still open after shutdown; closed them");
     }
-}
-
-fn flatten(finished: Result<std::io::Result<()>, tokio::task::JoinError>) -> Result<(), HttpError> {
-    match finished {
-        Ok(result) => result.map_err(HttpError::Serve),
-        Err(join) => Err(HttpError::Serve(std::io::Error::other(join))),
-    }
+    Ok(())
 }
 
 /// A refusal by one of Wharf's layers: the status, and a JSON-RPC error

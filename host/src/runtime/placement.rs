@@ -1,14 +1,14 @@
 //! Where a call's guest code runs.
 //!
-//! On a multi-threaded tokio runtime a call simply runs in the task that asked
-//! for it. The stdio server instead serves the protocol on one thread: it has
-//! one client, and hopping between worker threads (a futex wake-up and a cache
-//! miss per hop) was a large part of what a short call cost there. Guest code
-//! must not hold that thread, though, nor keep long calls from running in
-//! parallel. So a call starts where it was asked for, and once its guest has
-//! run for a whole epoch tick (it yields at each, see `Plugin::new_store`) the
-//! rest of the call moves to a pool of worker threads. Most calls end well
-//! within a tick and never move.
+//! On a multi-threaded tokio runtime a call could simply run in the task that
+//! asked for it. Both transports instead serve the protocol on single-threaded
+//! runtimes (stdio on one thread, HTTP on one per core), because hopping between
+//! worker threads (a futex wake-up and a cache miss per hop) was a large part
+//! of what a short call cost. Guest code must not hold such a thread, though,
+//! nor keep long calls from running in parallel. So a call starts where it was
+//! asked for, and once its guest has run for a whole epoch tick (it yields at
+//! each, see `Plugin::new_store`) the rest of the call moves to a pool of
+//! worker threads. Most calls end well within a tick and never move.
 
 use std::future::Future;
 use std::pin::Pin;

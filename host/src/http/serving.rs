@@ -1,0 +1,262 @@
+//! Serving threads: one single-threaded runtime per core, each serving whole
+//! connections.
+//!
+//! Why: on tokio's work-stealing runtime a request crosses threads several
+//! times (the connection task, rmcp's per-request tasks, the response), and
+//! every crossing is a futex or eventfd wake-up and a context switch. On two
+//! cores those wake-ups cost more CPU than the tool call itself: a trivial
+//! call took about 60 µs of server CPU there, and about 42 µs on one
+//! single-threaded runtime. Here a connection lives on one thread from accept
+//! to close, so a short call never leaves it; calls that run long move to the
+//! worker pool (see [`Placement`](crate::runtime::Placement)), so they never
+//! hold up the other connections of their thread.
+//!
+//! One acceptor hands accepted connections to the threads in turn (round
+//! robin), which spreads even a few clients over every core, where
+//! `SO_REUSEPORT` hashing could put two clients on one thread.
+
+use std::future::IntoFuture as _;
+use std::io;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::Router;
+use axum::serve::Listener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// Threads serving HTTP connections, and the acceptor feeding them.
+pub(crate) struct ServingThreads {
+    finished: Vec<oneshot::Receiver<()>>,
+    /// Cancelled to drop every connection still open (see [`stop`](Self::stop)).
+    abort: CancellationToken,
+}
+
+impl ServingThreads {
+    /// Starts `count` serving threads running `app`, and an acceptor task on
+    /// the current runtime that hands them what `listener` accepts until
+    /// `stop_accepting` is cancelled. Each thread then stops serving
+    /// gracefully: open connections finish their requests.
+    pub(crate) fn start(
+        count: usize,
+        listener: TcpListener,
+        app: Router,
+        stop_accepting: CancellationToken,
+    ) -> io::Result<Self> {
+        let local = listener.local_addr()?;
+        let abort = CancellationToken::new();
+        let mut inboxes = Vec::with_capacity(count);
+        let mut finished = Vec::with_capacity(count);
+        for index in 0..count.max(1) {
+            let (inbox, connections) = mpsc::unbounded_channel();
+            let (done, finished_rx) = oneshot::channel();
+            let handoff = Handoff { connections, local };
+            let app = app.clone();
+            let stop = stop_accepting.clone();
+            let abort = abort.clone();
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            std::thread::Builder::new()
+                .name(format!("wharf-http-{index}"))
+                .spawn(move || {
+                    runtime.block_on(async move {
+                        // Request deadlines use this runtime's timers.
+                        tokio::spawn(super::deadline::keep_timers_due(abort.clone()));
+                        let serving = axum::serve(handoff, app)
+                            .with_graceful_shutdown(stop.cancelled_owned());
+                        tokio::select! {
+                            served = serving.into_future() => {
+                                if let Err(error) = served {
+                                    tracing::error!(%error, "a serving thread failed");
+                                }
+                            }
+                            () = abort.cancelled() => {}
+                        }
+                    });
+                    // Dropping the runtime drops the connections still open.
+                    drop(runtime);
+                    let _ = done.send(());
+                })?;
+            inboxes.push(inbox);
+            finished.push(finished_rx);
+        }
+        tokio::spawn(accept(listener, inboxes, stop_accepting));
+        Ok(Self { finished, abort })
+    }
+
+    /// Waits until every thread has finished serving, at most `grace`; then
+    /// drops the connections still open. Returns whether all finished in time.
+    pub(crate) async fn stop(self, grace: Duration) -> bool {
+        let all = futures::future::join_all(self.finished);
+        let in_time = tokio::time::timeout(grace, all).await.is_ok();
+        self.abort.cancel();
+        in_time
+    }
+}
+
+/// Accepts connections and hands each to the next serving thread.
+async fn accept(
+    listener: TcpListener,
+    inboxes: Vec<mpsc::UnboundedSender<(std::net::TcpStream, SocketAddr)>>,
+    stop: CancellationToken,
+) {
+    let mut next = 0;
+    loop {
+        let accepted = tokio::select! {
+            () = stop.cancelled() => return,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                accept_failed(error).await;
+                continue;
+            }
+        };
+        // Responses are written in several small pieces (SSE framing): with
+        // Nagle on, each waits for the peer's delayed ACK (about 40 ms).
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+        // Off this runtime's reactor, onto the serving thread's.
+        let stream = match stream.into_std() {
+            Ok(stream) => stream,
+            Err(error) => {
+                tracing::debug!(%error, "cannot hand over a connection");
+                continue;
+            }
+        };
+        if inboxes[next].send((stream, peer)).is_err() {
+            // That thread has stopped: shutdown is under way.
+            return;
+        }
+        next = (next + 1) % inboxes.len();
+    }
+}
+
+/// After a failed accept: a connection reset before it was accepted is
+/// nothing; anything else (out of file descriptors, say) is logged and
+/// retried after a pause, so the loop does not spin.
+async fn accept_failed(error: io::Error) {
+    use io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    if matches!(
+        error.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    ) {
+        return;
+    }
+    tracing::error!(%error, "accepting a connection failed; retrying in a second");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+/// A serving thread's listener: the connections the acceptor hands it.
+struct Handoff {
+    connections: mpsc::UnboundedReceiver<(std::net::TcpStream, SocketAddr)>,
+    local: SocketAddr,
+}
+
+impl Listener for Handoff {
+    type Io = TcpStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (TcpStream, SocketAddr) {
+        loop {
+            let Some((stream, peer)) = self.connections.recv().await else {
+                // The acceptor has stopped, so graceful shutdown has begun and
+                // axum stops asking.
+                return std::future::pending().await;
+            };
+            match TcpStream::from_std(stream) {
+                Ok(stream) => return (stream, peer),
+                Err(error) => tracing::debug!(%error, "cannot take over a connection"),
+            }
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.local)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::routing::get;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// The name of the thread that answered a `GET /` on a new connection.
+    async fn answering_thread(addr: SocketAddr) -> String {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        response.rsplit("\r\n\r\n").next().unwrap().to_string()
+    }
+
+    fn thread_name_app() -> Router {
+        Router::new().route(
+            "/",
+            get(|| async { std::thread::current().name().unwrap_or("").to_string() }),
+        )
+    }
+
+    #[tokio::test]
+    async fn connections_go_to_the_threads_in_turn() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = CancellationToken::new();
+        let threads = ServingThreads::start(3, listener, thread_name_app(), stop.clone()).unwrap();
+        let mut seen = Vec::new();
+        for _ in 0..6 {
+            seen.push(answering_thread(addr).await);
+        }
+        assert_eq!(
+            seen,
+            [
+                "wharf-http-0",
+                "wharf-http-1",
+                "wharf-http-2",
+                "wharf-http-0",
+                "wharf-http-1",
+                "wharf-http-2"
+            ]
+        );
+        stop.cancel();
+        assert!(threads.stop(Duration::from_secs(5)).await);
+        assert!(TcpStream::connect(addr).await.is_err(), "still accepting");
+    }
+
+    #[tokio::test]
+    async fn stop_drops_connections_that_outlast_the_grace_period() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = Router::new().route(
+            "/",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                "late"
+            }),
+        );
+        let stop = CancellationToken::new();
+        let threads = ServingThreads::start(1, listener, app, stop.clone()).unwrap();
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        stop.cancel();
+        assert!(!threads.stop(Duration::from_millis(200)).await);
+        // The request in flight was dropped with its thread's runtime.
+        let mut rest = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut rest))
+            .await
+            .expect("the connection was not closed");
+        assert!(read.is_err() || rest.is_empty(), "{rest:?}");
+    }
+}
