@@ -99,7 +99,7 @@ impl ServingThreads {
 /// Accepts connections and hands each to the next serving thread.
 async fn accept(
     listener: TcpListener,
-    inboxes: Vec<mpsc::UnboundedSender<(std::net::TcpStream, SocketAddr)>>,
+    mut inboxes: Vec<mpsc::UnboundedSender<(std::net::TcpStream, SocketAddr)>>,
     stop: CancellationToken,
 ) {
     let mut next = 0;
@@ -128,11 +128,27 @@ async fn accept(
                 continue;
             }
         };
-        if inboxes[next].send((stream, peer)).is_err() {
-            // That thread has stopped: shutdown is under way.
-            return;
+        let mut handed = (stream, peer);
+        loop {
+            match inboxes[next].send(handed) {
+                Ok(()) => {
+                    next = (next + 1) % inboxes.len();
+                    break;
+                }
+                // Only a thread that died stops receiving before the acceptor
+                // stops (a bug): the others take its share.
+                Err(mpsc::error::SendError(back)) => {
+                    tracing::error!("a serving thread has stopped; serving on the others");
+                    inboxes.remove(next);
+                    if inboxes.is_empty() {
+                        tracing::error!("no serving thread is left; no longer accepting");
+                        return;
+                    }
+                    next %= inboxes.len();
+                    handed = back;
+                }
+            }
         }
-        next = (next + 1) % inboxes.len();
     }
 }
 
@@ -229,6 +245,25 @@ mod tests {
         stop.cancel();
         assert!(threads.stop(Duration::from_secs(5)).await);
         assert!(TcpStream::connect(addr).await.is_err(), "still accepting");
+    }
+
+    #[tokio::test]
+    async fn connections_skip_a_thread_that_stopped_receiving() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (dead, dropped) = mpsc::unbounded_channel();
+        drop(dropped);
+        let (live, mut received) = mpsc::unbounded_channel();
+        let stop = CancellationToken::new();
+        let acceptor = tokio::spawn(accept(listener, vec![dead, live], stop.clone()));
+        let _first = TcpStream::connect(addr).await.unwrap();
+        let _second = TcpStream::connect(addr).await.unwrap();
+        for _ in 0..2 {
+            let handed = tokio::time::timeout(Duration::from_secs(5), received.recv()).await;
+            assert!(matches!(handed, Ok(Some(_))), "a connection was lost");
+        }
+        stop.cancel();
+        acceptor.await.unwrap();
     }
 
     #[tokio::test]
