@@ -282,6 +282,7 @@ fn main() -> anyhow::Result<()> {
 /// A tokio runtime with a worker per core.
 fn multi_threaded() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
+        .thread_name("wharf-worker")
         .enable_all()
         .build()
         .context("starting the async runtime")
@@ -306,17 +307,11 @@ fn init_logging() {
 /// [`Placement`]), which also runs start-up, reloads and other background work
 /// under HTTP.
 fn serve_on_fitting_runtime(args: ServeArgs) -> anyhow::Result<()> {
+    let workers = multi_threaded()?;
+    let placement = Placement::MoveLongCalls(workers.handle().clone());
     if args.http.http.is_some() {
-        let workers = multi_threaded()?;
-        let placement = Placement::MoveLongCalls(workers.handle().clone());
         return workers.block_on(serve(args, placement));
     }
-    let workers = tokio::runtime::Builder::new_multi_thread()
-        .thread_name("wharf-call")
-        .enable_all()
-        .build()
-        .context("starting the call workers")?;
-    let placement = Placement::MoveLongCalls(workers.handle().clone());
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

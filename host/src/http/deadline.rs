@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use axum::response::Response;
-use tokio_util::sync::CancellationToken;
 
 use super::rejection;
 
@@ -29,22 +28,19 @@ pub async fn bound(limit: Duration, answer: impl Future<Output = Response>) -> R
 }
 
 /// How often [`keep_timers_due`] fires.
-pub const HEARTBEAT: Duration = Duration::from_secs(1);
+const HEARTBEAT: Duration = Duration::from_secs(1);
 
-/// Keeps a timer due within [`HEARTBEAT`] until `stop` is cancelled.
+/// Keeps a timer due within [`HEARTBEAT`], for as long as its runtime runs.
 ///
 /// Why: tokio wakes the thread parked on its timer driver (an eventfd write, an
 /// `epoll_wait` return and a context switch) whenever a new timer is due before
 /// the driver's next wake-up. With no other timer pending, every request's
 /// deadline is, so each request paid that wake-up, a sizeable part of a trivial
 /// call. With this timer pending, a deadline longer than the heartbeat never is.
-pub async fn keep_timers_due(stop: CancellationToken) {
+pub async fn keep_timers_due() {
     let mut beat = tokio::time::interval(HEARTBEAT);
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tokio::select! {
-            () = stop.cancelled() => return,
-            _ = beat.tick() => {}
-        }
+        beat.tick().await;
     }
 }

@@ -62,8 +62,9 @@ impl ServingThreads {
                 .name(format!("wharf-http-{index}"))
                 .spawn(move || {
                     runtime.block_on(async move {
-                        // Request deadlines use this runtime's timers.
-                        tokio::spawn(super::deadline::keep_timers_due(abort.clone()));
+                        // Request deadlines use this runtime's timers; the
+                        // heartbeat ends when the runtime is dropped.
+                        tokio::spawn(super::deadline::keep_timers_due());
                         let serving = axum::serve(handoff, app)
                             .with_graceful_shutdown(stop.cancelled_owned());
                         tokio::select! {
