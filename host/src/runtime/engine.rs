@@ -11,6 +11,7 @@ use super::admission::CallSlots;
 use super::bindings::Plugin as PluginWorld;
 use super::cache::CompiledCache;
 use super::function_cache::FunctionCache;
+use super::retire::{self, Retirer};
 use super::state::HostState;
 use super::{CallLimits, Ceilings, RuntimeError, RuntimeOptions};
 
@@ -51,6 +52,7 @@ pub struct Runtime {
     pub(crate) linker: Arc<Linker<HostState>>,
     pub(crate) options: RuntimeOptions,
     pub(crate) slots: CallSlots,
+    pub(crate) retirer: Retirer,
     pub(crate) cache: Option<CompiledCache>,
     pub(crate) functions: Arc<FunctionCache>,
     pooled: bool,
@@ -114,6 +116,7 @@ impl Runtime {
             cache,
             functions,
             slots: CallSlots::new(options.max_concurrent_calls),
+            retirer: Retirer::default(),
             options,
             pooled,
             ticker,
@@ -157,11 +160,12 @@ fn new_engine(config: &Config) -> Result<Engine, RuntimeError> {
     Engine::new(config).map_err(|e| RuntimeError::Engine(format!("{e:#}")))
 }
 
-/// A pool with one slot per concurrent call. Slots reserve address space, not
+/// A pool with one slot per concurrent call, and one per store that may wait to
+/// be dropped after its call (see [`retire`]). Slots reserve address space, not
 /// memory: pages are committed as a guest touches them and decommitted when its
 /// call ends.
 fn pool_config(max_concurrent_calls: usize, ceilings: &Ceilings) -> PoolingAllocationConfig {
-    let slots = u32::try_from(max_concurrent_calls)
+    let slots = u32::try_from(max_concurrent_calls.saturating_add(retire::HEADROOM))
         .unwrap_or(u32::MAX)
         .max(1);
     let mut pool = PoolingAllocationConfig::default();

@@ -20,6 +20,7 @@ pub mod plain;
 mod plugin;
 mod prompt;
 mod resource;
+mod retire;
 mod state;
 mod types;
 

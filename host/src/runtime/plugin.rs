@@ -22,6 +22,7 @@ use super::placement::Placement;
 use super::plain::{self, PlainExports, SkippedFunction};
 use super::prompt::PromptSpec;
 use super::resource::{ResourceSpec, TemplateSpec};
+use super::retire::Retirer;
 use super::state::{CallContext, HostState, Sandbox};
 use super::types::{CallOutput, SpecError, ToolSpec};
 
@@ -150,6 +151,8 @@ pub struct Plugin {
     /// The runtime's, shared by every plugin.
     all_calls: CallSlots,
     placement: Placement,
+    /// Drops finished stores once the answer is out.
+    retirer: Retirer,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -229,6 +232,7 @@ impl Runtime {
             sandbox: Arc::new(Sandbox::new(limits, grants)),
             all_calls: self.slots.clone(),
             placement: self.options.placement.clone(),
+            retirer: self.retirer.clone(),
         };
         if !is_wharf {
             let (tools, skipped) = plain::describe(&self.engine, &component, &docs);
@@ -439,7 +443,7 @@ impl Plugin {
                 })
             })
             .await;
-        let outcome = self.finish_checked(&store, outcome)?;
+        let outcome = self.conclude(store, outcome)?;
         match outcome {
             Ok(result) => Ok(CallOutput::from_wit(result)),
             Err(ToolError::UnknownTool(name)) => Err(CallFailure::UnknownTool(name)),
@@ -486,7 +490,7 @@ impl Plugin {
                 })
             })
             .await;
-        self.finish_checked(&store, outcome)?;
+        self.conclude(store, outcome)?;
         plain::output(&tool.signature, &results)
     }
 
@@ -596,19 +600,23 @@ impl Plugin {
         found.map_err(|e| CallFailure::Setup(format!("{e:#}")))
     }
 
-    /// [`finish`](Self::finish), then any request the sandbox refused during the
-    /// call: a refused request fails the call even if the plugin handled the
-    /// refusal.
-    fn finish_checked<T>(
+    /// Ends a call: [`finish`](Self::finish), then any request the sandbox
+    /// refused during the call (a refused request fails the call even if the
+    /// plugin handled the refusal). The store is dropped once the answer is out
+    /// (see [`Retirer`]).
+    fn conclude<T>(
         &self,
-        store: &Store<HostState>,
+        store: Store<HostState>,
         outcome: Guarded<wasmtime::Result<T>>,
     ) -> Result<T, CallFailure> {
-        let value = self.finish(store, outcome)?;
-        match store.data().refusal() {
-            Some(refusal) => Err(refusal),
-            None => Ok(value),
-        }
+        let concluded =
+            self.finish(&store, outcome)
+                .and_then(|value| match store.data().refusal() {
+                    Some(refusal) => Err(refusal),
+                    None => Ok(value),
+                });
+        self.retirer.retire(store);
+        concluded
     }
 
     /// Fails a call whose output weighs `size` bytes, if that is over the limit.

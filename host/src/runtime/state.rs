@@ -195,6 +195,12 @@ impl HostState {
         self.call.cancel.is_cancelled()
     }
 
+    /// Lets go of the caller's side of the call (its event channel and input
+    /// broker), so the caller sees the call end before the store is dropped.
+    pub(crate) fn end_call(&mut self) {
+        self.call = CallContext::default();
+    }
+
     /// The token that cancels this call.
     pub(crate) fn call_cancel(&self) -> tokio_util::sync::CancellationToken {
         self.call.cancel.clone()

@@ -66,7 +66,7 @@ impl Plugin {
                 })
             })
             .await;
-        let outcome = self.finish_checked(&store, outcome)?;
+        let outcome = self.conclude(store, outcome)?;
         let rendered = match outcome {
             Ok(result) => RenderedPrompt::from(result),
             Err(PromptError::UnknownPrompt(name)) => return Err(CallFailure::UnknownPrompt(name)),
@@ -111,7 +111,7 @@ impl Plugin {
                 })
             })
             .await;
-        let values = self.finish_checked(&store, outcome)?;
+        let values = self.conclude(store, outcome)?;
         Ok(values)
     }
 

@@ -83,7 +83,7 @@ impl Plugin {
                 })
             })
             .await;
-        let outcome = self.finish_checked(&store, outcome)?;
+        let outcome = self.conclude(store, outcome)?;
         let contents: Vec<ResourceContent> = match outcome {
             Ok(contents) => contents.into_iter().map(ResourceContent::from).collect(),
             Err(ResourceError::NotFound(_)) => {
@@ -132,7 +132,7 @@ impl Plugin {
                 })
             })
             .await;
-        let values = self.finish_checked(&store, outcome)?;
+        let values = self.conclude(store, outcome)?;
         Ok(values)
     }
 

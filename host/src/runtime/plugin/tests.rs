@@ -153,3 +153,69 @@ async fn components_built_against_the_older_host_interface_still_link() {
         .unwrap();
     assert_eq!(out.structured, Some(serde_json::json!({"result": false})));
 }
+
+/// A pooled runtime that allows one call at a time.
+fn one_call_at_a_time() -> Runtime {
+    Runtime::with_options(RuntimeOptions {
+        pooling: true,
+        max_concurrent_calls: 1,
+        ..RuntimeOptions::default()
+    })
+    .unwrap()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_finished_call_ends_at_once_and_its_store_goes_when_the_thread_yields() {
+    let runtime = one_call_at_a_time();
+    let plugin = runtime.load("wat", answer("")).await.unwrap();
+    let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
+    let ctx = CallContext {
+        events: Some(events),
+        ..CallContext::default()
+    };
+    plugin.call("answer", "{}", ctx).await.unwrap();
+    assert_eq!(runtime.retirer.waiting(), 1, "the store waits");
+    assert_eq!(
+        received.try_recv(),
+        Err(tokio::sync::mpsc::error::TryRecvError::Disconnected),
+        "the call's event channel closed with the call"
+    );
+    tokio::task::yield_now().await;
+    tokio::task::yield_now().await;
+    assert_eq!(runtime.retirer.waiting(), 0, "the store was dropped");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn stores_waiting_to_be_dropped_never_fill_the_pool() {
+    let runtime = one_call_at_a_time();
+    assert!(runtime.is_pooled());
+    let plugin = runtime.load("wat", answer("")).await.unwrap();
+    // Back to back, never waiting on anything that yields to the dropping tasks.
+    for _ in 0..3 * crate::runtime::retire::HEADROOM {
+        let out = plugin.call("answer", "{}", CallContext::default()).await;
+        assert_eq!(
+            out.unwrap().structured,
+            Some(serde_json::json!({"result": 42}))
+        );
+        assert!(runtime.retirer.waiting() <= crate::runtime::retire::HEADROOM);
+    }
+}
+
+#[test]
+fn without_a_runtime_a_store_is_dropped_in_place() {
+    let runtime = one_call_at_a_time();
+    let plugin = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(runtime.load("wat", answer("")))
+        .unwrap();
+    let state = HostState::new(
+        plugin.name.clone(),
+        plugin.sandbox.clone(),
+        CallContext::default(),
+    )
+    .unwrap();
+    runtime.retirer.retire(Store::new(&runtime.engine, state));
+    assert_eq!(runtime.retirer.waiting(), 0);
+}
