@@ -2,7 +2,9 @@
 //! each step, in the order a call takes them. `cargo xtask bench` runs them and
 //! puts the medians in its table (target/bench/results.json).
 //!
-//! - `json_parse_request`: the request line into rmcp's message types;
+//! - `json_parse_request`: the request line into rmcp's message types, as the
+//!   stdio screen does it for a well-formed request (`json_parse_request_rmcp`:
+//!   rmcp's own parse, for comparison);
 //! - `dispatch`: registry snapshot, tool lookup, argument schema validation and
 //!   re-serialising the arguments for the guest (what `WharfServer::call_tool`
 //!   does before the plugin runs);
@@ -64,6 +66,9 @@ fn overhead(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("overhead");
     group.bench_function("json_parse_request", |b| {
+        b.iter(|| wharf::stdio::well_formed_request(black_box(REQUEST.as_bytes())).unwrap())
+    });
+    group.bench_function("json_parse_request_rmcp", |b| {
         b.iter(|| serde_json::from_str::<ClientJsonRpcMessage>(black_box(REQUEST)).unwrap())
     });
 

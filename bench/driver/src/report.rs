@@ -56,7 +56,12 @@ const OVERHEAD: &[(&str, &str, &str)] = &[
     (
         "json_parse_request",
         "parse",
-        "JSON: parse a tools/call request into rmcp types",
+        "JSON: parse a tools/call request (Wharf's screen)",
+    ),
+    (
+        "json_parse_request_rmcp",
+        "parse rmcp",
+        "JSON: rmcp's own parse of the same line",
     ),
     (
         "dispatch",
