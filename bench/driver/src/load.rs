@@ -132,45 +132,93 @@ pub fn is_success(body: &[u8]) -> bool {
     })
 }
 
-/// One client, one request at a time, over the server's stdin/stdout.
+/// How long one server runs before the other takes its turn in [`stdio_run`].
+const TURN: Duration = Duration::from_millis(250);
+
+/// One client, one request at a time, over each server's stdin/stdout. The two
+/// servers take turns of [`TURN`] through the warm-up and the measured window,
+/// until each has had the whole of each: a change in how busy the machine is
+/// (other VMs on the host, a late build) then falls on both alike, and the
+/// ratio of the two results means what it says. A server's CPU time is counted
+/// over its own turns only.
 pub fn stdio_run(
-    server: &mut StdioServer,
+    servers: [&mut StdioServer; 2],
     workload: &Workload,
     phases: Phases,
-) -> Result<LoadResult> {
-    let mut id = 0u64;
-    let mut next = |server: &mut StdioServer| -> Result<(u64, bool)> {
-        id += 1;
-        let mut line = call_body(id, workload, Era::Modern);
+) -> Result<[LoadResult; 2]> {
+    let mut turns = servers.map(|server| Turns {
+        server,
+        id: 0,
+        samples: Vec::new(),
+        errors: 0,
+        window: Duration::ZERO,
+        cpu: Duration::ZERO,
+    });
+    for turn in &mut turns {
+        // The first call must work, or every number after it is meaningless.
+        let (_, ok) = turn.call(workload)?;
+        if !ok {
+            bail!("the first {} call failed", workload.tool);
+        }
+    }
+    for (length, record) in [(phases.warmup, false), (phases.measure, true)] {
+        let mut given = Duration::ZERO;
+        while given < length {
+            let turn_length = TURN.min(length - given);
+            for turn in &mut turns {
+                turn.run(workload, turn_length, record)?;
+            }
+            given += turn_length;
+        }
+    }
+    Ok(
+        turns
+            .map(|turn| LoadResult::from_samples(turn.samples, turn.errors, turn.window, turn.cpu)),
+    )
+}
+
+/// One server's share of [`stdio_run`].
+struct Turns<'a> {
+    server: &'a mut StdioServer,
+    id: u64,
+    samples: Vec<u64>,
+    errors: usize,
+    /// Measured time and server CPU time, summed over the measured turns.
+    window: Duration,
+    cpu: Duration,
+}
+
+impl Turns<'_> {
+    /// One round trip: how long it took and whether it succeeded.
+    fn call(&mut self, workload: &Workload) -> Result<(u64, bool)> {
+        self.id += 1;
+        let mut line = call_body(self.id, workload, Era::Modern);
         line.push(b'\n');
         let started = Instant::now();
-        let reply = server.round_trip(&line)?;
+        let reply = self.server.round_trip(&line)?;
         let took = started.elapsed().as_nanos() as u64;
         Ok((took, is_success(reply.as_bytes())))
-    };
-    // The first call must work, or every number after it is meaningless.
-    let (_, ok) = next(server)?;
-    if !ok {
-        bail!("the first {} call failed", workload.tool);
     }
-    let warm_end = Instant::now() + phases.warmup;
-    while Instant::now() < warm_end {
-        next(server)?;
+
+    /// Calls for `length`, keeping the samples if `record`.
+    fn run(&mut self, workload: &Workload, length: Duration, record: bool) -> Result<()> {
+        let pid = self.server.pid();
+        let cpu_before = cpu_time(pid)?;
+        let started = Instant::now();
+        let end = started + length;
+        while Instant::now() < end {
+            let (took, ok) = self.call(workload)?;
+            if record {
+                self.samples.push(took);
+                self.errors += usize::from(!ok);
+            }
+        }
+        if record {
+            self.window += started.elapsed();
+            self.cpu += cpu_time(pid)?.saturating_sub(cpu_before);
+        }
+        Ok(())
     }
-    let mut samples = Vec::new();
-    let mut errors = 0;
-    let pid = server.pid();
-    let cpu_before = cpu_time(pid)?;
-    let started = Instant::now();
-    let end = started + phases.measure;
-    while Instant::now() < end {
-        let (took, ok) = next(server)?;
-        samples.push(took);
-        errors += usize::from(!ok);
-    }
-    let window = started.elapsed();
-    let cpu = cpu_time(pid)?.saturating_sub(cpu_before);
-    Ok(LoadResult::from_samples(samples, errors, window, cpu))
 }
 
 /// `clients` keep-alive connections, each sending its next request as soon as

@@ -138,10 +138,11 @@ fn main() -> Result<()> {
 
     let runs = |part: Part| cli.only.is_empty() || cli.only.contains(&part);
     for workload in workloads.iter().filter(|_| runs(Part::Stdio)) {
-        for server in [&wharf, &baseline] {
-            let mut running = StdioServer::start(server)?;
-            let result = load::stdio_run(&mut running, workload, phases)
-                .with_context(|| format!("{} over stdio, {}", server.label, workload.tool))?;
+        let mut wharf_server = StdioServer::start(&wharf)?;
+        let mut baseline_server = StdioServer::start(&baseline)?;
+        let results = load::stdio_run([&mut wharf_server, &mut baseline_server], workload, phases)
+            .with_context(|| format!("over stdio, {}", workload.tool))?;
+        for (server, result) in [&wharf, &baseline].into_iter().zip(results) {
             eprintln!("stdio {} {}: {result:?}", workload.label, server.label);
             report
                 .latency
