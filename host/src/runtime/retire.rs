@@ -40,11 +40,9 @@ impl Retirer {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        if self.waiting.fetch_add(1, Ordering::AcqRel) >= HEADROOM {
-            self.waiting.fetch_sub(1, Ordering::AcqRel);
+        let Some(waiting) = Waiting::reserve(&self.waiting) else {
             return;
-        }
-        let waiting = Waiting(self.waiting.clone());
+        };
         runtime.spawn(async move {
             // Behind everything the thread has to do now, the answer included.
             tokio::task::yield_now().await;
@@ -63,6 +61,18 @@ impl Retirer {
 /// One store's place in the count; given back even if its task never runs
 /// (the runtime shut down first, and the store was dropped with the task).
 struct Waiting(Arc<AtomicUsize>);
+
+impl Waiting {
+    /// A place in `count`, if fewer than [`HEADROOM`] are taken.
+    fn reserve(count: &Arc<AtomicUsize>) -> Option<Self> {
+        count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < HEADROOM).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Self(count.clone()))
+    }
+}
 
 impl Drop for Waiting {
     fn drop(&mut self) {

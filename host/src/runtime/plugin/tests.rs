@@ -4,9 +4,13 @@ use super::*;
 use crate::runtime::RuntimeOptions;
 
 fn runtime() -> Runtime {
+    runtime_with(false, 2)
+}
+
+fn runtime_with(pooling: bool, max_concurrent_calls: usize) -> Runtime {
     Runtime::with_options(RuntimeOptions {
-        pooling: false,
-        max_concurrent_calls: 2,
+        pooling,
+        max_concurrent_calls,
         ..RuntimeOptions::default()
     })
     .unwrap()
@@ -156,12 +160,7 @@ async fn components_built_against_the_older_host_interface_still_link() {
 
 /// A pooled runtime that allows one call at a time.
 fn one_call_at_a_time() -> Runtime {
-    Runtime::with_options(RuntimeOptions {
-        pooling: true,
-        max_concurrent_calls: 1,
-        ..RuntimeOptions::default()
-    })
-    .unwrap()
+    runtime_with(true, 1)
 }
 
 #[tokio::test(flavor = "current_thread")]
