@@ -340,6 +340,7 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
         pooling: !args.no_pool,
         cache_root: cache_root.clone(),
         placement,
+        ..RuntimeOptions::default()
     })?);
     let pooled = runtime.is_pooled();
     let started = std::time::Instant::now();
@@ -434,6 +435,8 @@ fn single_runtime(limits: CallLimits, cache_root: Option<PathBuf>) -> anyhow::Re
         max_concurrent_calls: 1,
         pooling: false,
         cache_root,
+        // The process ends after its call: a next instance would be waste.
+        spares: 0,
         ..RuntimeOptions::default()
     })?)
 }

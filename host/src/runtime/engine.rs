@@ -52,6 +52,9 @@ pub struct Runtime {
     pub(crate) linker: Arc<Linker<HostState>>,
     pub(crate) options: RuntimeOptions,
     pub(crate) slots: CallSlots,
+    /// Places for plugins' spare instances (see `instances`); none if the
+    /// options allow none.
+    pub(crate) spares: Option<CallSlots>,
     pub(crate) retirer: Retirer,
     pub(crate) cache: Option<CompiledCache>,
     pub(crate) functions: Arc<FunctionCache>,
@@ -77,7 +80,7 @@ impl Runtime {
         let mut pooled = false;
         let engine = if options.pooling {
             config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config(
-                options.max_concurrent_calls,
+                options.max_concurrent_calls.saturating_add(options.spares),
                 &options.ceilings,
             )));
             match Engine::new(&config) {
@@ -116,6 +119,7 @@ impl Runtime {
             cache,
             functions,
             slots: CallSlots::new(options.max_concurrent_calls),
+            spares: (options.spares > 0).then(|| CallSlots::new(options.spares)),
             retirer: Retirer::default(),
             options,
             pooled,
@@ -160,12 +164,13 @@ fn new_engine(config: &Config) -> Result<Engine, RuntimeError> {
     Engine::new(config).map_err(|e| RuntimeError::Engine(format!("{e:#}")))
 }
 
-/// A pool with one slot per concurrent call, and one per store that may wait to
-/// be dropped after its call (see [`retire`]). Slots reserve address space, not
+/// A pool with one slot per instance that may exist at once (a running call's
+/// or a spare, see `instances`), and one per store that may wait to be dropped
+/// after its call (see [`retire`]). Slots reserve address space, not
 /// memory: pages are committed as a guest touches them and decommitted when its
 /// call ends.
-fn pool_config(max_concurrent_calls: usize, ceilings: &Ceilings) -> PoolingAllocationConfig {
-    let slots = u32::try_from(max_concurrent_calls.saturating_add(retire::HEADROOM))
+fn pool_config(instances: usize, ceilings: &Ceilings) -> PoolingAllocationConfig {
+    let slots = u32::try_from(instances.saturating_add(retire::HEADROOM))
         .unwrap_or(u32::MAX)
         .max(1);
     let mut pool = PoolingAllocationConfig::default();

@@ -88,6 +88,11 @@ pub struct RuntimeOptions {
     pub cache_root: Option<PathBuf>,
     /// Where calls run their guest code.
     pub placement: Placement,
+    /// Plugins' spare instances (each made ready for its plugin's next call)
+    /// that may exist at once; 0 makes every instance on its call's path.
+    pub spares: usize,
+    /// How long a spare no call takes is kept.
+    pub spare_idle: Duration,
 }
 
 impl Default for RuntimeOptions {
@@ -99,6 +104,8 @@ impl Default for RuntimeOptions {
             pooling: true,
             cache_root: None,
             placement: Placement::Caller,
+            spares: super::instances::MAX_SPARES,
+            spare_idle: super::instances::SPARE_IDLE,
         }
     }
 }

@@ -14,6 +14,7 @@ mod function_cache;
 mod grants;
 mod http;
 mod input;
+mod instances;
 mod limits;
 mod placement;
 pub mod plain;

@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 
+use wasmtime::Store;
 use wasmtime::component::{Component, Instance, InstancePre};
-use wasmtime::{Engine, Store, UpdateDeadline};
 
 use super::admission::{CallSlots, Slot};
 use super::bindings::exports::wharf::plugin::prompts as wit_prompts;
@@ -14,11 +14,11 @@ use super::bindings::exports::wharf::plugin::resources as wit_resources;
 use super::bindings::exports::wharf::plugin::tools::{self as wit_tools, ToolError};
 use super::cache::ContentHash;
 use super::engine::Runtime;
-use super::failure::{CallFailure, Interrupt, InterruptTrap, classify};
+use super::failure::{CallFailure, classify};
 use super::grants::Grants;
 use super::input::CallClock;
+use super::instances::{InstanceSettings, Instances};
 use super::limits::CallLimits;
-use super::placement::Placement;
 use super::plain::{self, PlainExports, SkippedFunction};
 use super::prompt::PromptSpec;
 use super::resource::{ResourceSpec, TemplateSpec};
@@ -91,11 +91,9 @@ enum Exports {
     Plain(PlainExports),
 }
 
-/// A linked `wharf:plugin` component and where its exports are: `tools` always,
-/// `prompts` and `resources` if the component offers them (a `tool-plugin`
-/// does not).
+/// Where a `wharf:plugin` component's exports are: `tools` always, `prompts`
+/// and `resources` if the component offers them (a `tool-plugin` does not).
 struct WharfExports {
-    pre: InstancePre<HostState>,
     tools: wit_tools::GuestIndices,
     prompts: Option<wit_prompts::GuestIndices>,
     resources: Option<wit_resources::GuestIndices>,
@@ -108,21 +106,20 @@ const PROMPTS_INTERFACE: &str = "wharf:plugin/prompts@0.1.0";
 const RESOURCES_INTERFACE: &str = "wharf:plugin/resources@0.1.0";
 
 impl WharfExports {
-    fn new(pre: InstancePre<HostState>) -> Result<Self, LoadError> {
-        let tools = wit_tools::GuestIndices::new(&pre)
+    fn new(pre: &InstancePre<HostState>) -> Result<Self, LoadError> {
+        let tools = wit_tools::GuestIndices::new(pre)
             .map_err(|e| LoadError::NotAToolPlugin(format!("{e:#}")))?;
         // Present but not of our shape: a broken plugin, not a missing feature.
         let bad_export = |e: wasmtime::Error| LoadError::BadExport(format!("{e:#}"));
         let prompts = match pre.component().get_export_index(None, PROMPTS_INTERFACE) {
             None => None,
-            Some(_) => Some(wit_prompts::GuestIndices::new(&pre).map_err(bad_export)?),
+            Some(_) => Some(wit_prompts::GuestIndices::new(pre).map_err(bad_export)?),
         };
         let resources = match pre.component().get_export_index(None, RESOURCES_INTERFACE) {
             None => None,
-            Some(_) => Some(wit_resources::GuestIndices::new(&pre).map_err(bad_export)?),
+            Some(_) => Some(wit_resources::GuestIndices::new(pre).map_err(bad_export)?),
         };
         Ok(Self {
-            pre,
             tools,
             prompts,
             resources,
@@ -132,8 +129,8 @@ impl WharfExports {
 
 /// A compiled plugin, ready to be instantiated for each call.
 pub struct Plugin {
-    name: Arc<str>,
-    engine: Engine,
+    /// Its name, sandbox and compiled component, and its spare instance.
+    pub(super) instances: Arc<Instances>,
     exports: Exports,
     tools: Vec<ToolSpec>,
     /// Prompts (`wharf:plugin` components that export `prompts` only).
@@ -145,12 +142,10 @@ pub struct Plugin {
     skipped: Vec<SkippedFunction>,
     /// The names of the component's imports (`wasi:filesystem/types@0.2.0`, ...).
     imports: Vec<String>,
-    sandbox: Arc<Sandbox>,
     /// This plugin's own concurrency limit.
     calls: CallSlots,
     /// The runtime's, shared by every plugin.
     all_calls: CallSlots,
-    placement: Placement,
     /// Drops finished stores once the answer is out.
     retirer: Retirer,
 }
@@ -158,7 +153,7 @@ pub struct Plugin {
 impl std::fmt::Debug for Plugin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Plugin")
-            .field("name", &self.name)
+            .field("name", &self.instances.name)
             .field("tools", &self.tools.len())
             .finish_non_exhaustive()
     }
@@ -215,23 +210,29 @@ impl Runtime {
             .exports(&self.engine)
             .any(|(name, _)| name.starts_with("wharf:plugin/tools"));
 
+        let max_concurrent_calls = limits.max_concurrent_calls;
+        let instances = Instances::new(
+            name.into(),
+            Arc::new(Sandbox::new(limits, grants)),
+            instance_pre,
+            InstanceSettings {
+                engine: self.engine.clone(),
+                placement: self.options.placement.clone(),
+                budget: self.spares.clone(),
+                idle: self.options.spare_idle,
+            },
+        );
         let mut plugin = Plugin {
-            name: name.into(),
-            engine: self.engine.clone(),
-            exports: Exports::Plain(PlainExports {
-                pre: instance_pre.clone(),
-                tools: Vec::new(),
-            }),
+            instances: Arc::new(instances),
+            exports: Exports::Plain(PlainExports { tools: Vec::new() }),
             tools: Vec::new(),
             prompts: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
             skipped: Vec::new(),
             imports,
-            calls: CallSlots::new(limits.max_concurrent_calls),
-            sandbox: Arc::new(Sandbox::new(limits, grants)),
+            calls: CallSlots::new(max_concurrent_calls),
             all_calls: self.slots.clone(),
-            placement: self.options.placement.clone(),
             retirer: self.retirer.clone(),
         };
         if !is_wharf {
@@ -260,17 +261,14 @@ impl Runtime {
             }
             plugin.skipped.extend(skipped);
             plugin.tools = kept.iter().map(|t| t.spec.clone()).collect();
-            plugin.exports = Exports::Plain(PlainExports {
-                pre: instance_pre,
-                tools: kept,
-            });
+            plugin.exports = Exports::Plain(PlainExports { tools: kept });
             // A component that cannot start (a trap in its initialisation, say)
             // is refused now rather than failing every call.
             plugin.start_once().await.map_err(LoadError::Start)?;
             return Ok(plugin);
         }
 
-        plugin.exports = Exports::Wharf(WharfExports::new(instance_pre)?);
+        plugin.exports = Exports::Wharf(WharfExports::new(plugin.instances.pre())?);
         let listed = plugin.list_tools().await.map_err(LoadError::ListTools)?;
         let mut tools: Vec<ToolSpec> = Vec::with_capacity(listed.len());
         for (tool_name, spec) in listed {
@@ -330,7 +328,7 @@ impl Runtime {
 impl Plugin {
     /// The plugin's name (from its file name).
     pub fn name(&self) -> &str {
-        &self.name
+        &self.instances.name
     }
 
     /// The tools it offers, in the order the plugin listed them.
@@ -373,12 +371,12 @@ impl Plugin {
 
     /// The limits each of its calls gets.
     pub fn limits(&self) -> &CallLimits {
-        &self.sandbox.limits
+        &self.instances.sandbox.limits
     }
 
     /// What it was granted beyond the default sandbox.
     pub fn grants(&self) -> &Grants {
-        &self.sandbox.grants
+        &self.instances.sandbox.grants
     }
 
     /// Calls `tool` with `arguments` (a JSON object as text) in a fresh instance.
@@ -427,8 +425,7 @@ impl Plugin {
     ) -> Result<CallOutput, CallFailure> {
         // The bindings take the `json` type alias (`String`) by reference.
         let arguments = arguments.to_owned();
-        let mut store = self.new_store(ctx)?;
-        let instance = self.instantiate_wharf(pre, &mut store).await?;
+        let (mut store, instance) = self.fresh_instance(ctx).await?;
         let tools = self.export(pre.tools.load(&mut store, &instance))?;
         let cancel = store.data().call_cancel();
         let clock = store.data().clock.clone();
@@ -468,13 +465,8 @@ impl Plugin {
         // Converted before any instance exists: bad arguments cost nothing.
         let params = plain::arguments(&tool.signature, arguments)?;
         let mut results = plain::result_slots(&tool.signature);
-        let mut store = self.new_store(ctx)?;
+        let (mut store, instance) = self.fresh_instance(ctx).await?;
         let cancel = store.data().call_cancel();
-        let instance = guarded(&cancel, self.limits().timeout, async {
-            plain.pre.instantiate_async(&mut store).await
-        })
-        .await;
-        let instance = self.finish(&store, instance)?;
         let func = instance.get_func(&mut store, tool.export).ok_or_else(|| {
             CallFailure::Setup(format!("the export of `{}` is gone", tool.spec.name))
         })?;
@@ -498,15 +490,8 @@ impl Plugin {
     /// free call slot, as loading does.
     async fn start_once(&self) -> Result<(), CallFailure> {
         let _slot: Slot = self.all_calls.take().await;
-        let Exports::Plain(plain) = &self.exports else {
-            return Ok(());
-        };
-        let mut store = self.new_store(CallContext::default())?;
-        let cancel = store.data().call_cancel();
-        let instance = guarded(&cancel, self.limits().timeout, async {
-            plain.pre.instantiate_async(&mut store).await
-        })
-        .await;
+        let mut store = self.instances.new_store(CallContext::default())?;
+        let instance = self.instances.instantiate(&mut store).await;
         self.finish(&store, instance).map(|_| ())
     }
 
@@ -518,8 +503,9 @@ impl Plugin {
         let Exports::Wharf(pre) = &self.exports else {
             return Ok(Vec::new());
         };
-        let mut store = self.new_store(CallContext::default())?;
-        let instance = self.instantiate_wharf(pre, &mut store).await?;
+        let mut store = self.instances.new_store(CallContext::default())?;
+        let instance = self.instances.instantiate(&mut store).await;
+        let instance = self.finish(&store, instance)?;
         let tools = self.export(pre.tools.load(&mut store, &instance))?;
         let cancel = store.data().call_cancel();
         let outcome = guarded(&cancel, self.limits().timeout, async {
@@ -533,37 +519,6 @@ impl Plugin {
             .collect())
     }
 
-    /// A new store with this plugin's limits and grants.
-    fn new_store(&self, ctx: CallContext) -> Result<Store<HostState>, CallFailure> {
-        let state = HostState::new(self.name.clone(), self.sandbox.clone(), ctx)
-            .map_err(|e| CallFailure::Setup(e.to_string()))?;
-        let mut store = Store::new(&self.engine, state);
-        store.limiter(|state| &mut state.limits);
-        store
-            .set_fuel(self.limits().fuel.unwrap_or(u64::MAX))
-            .map_err(|e| CallFailure::Setup(format!("{e:#}")))?;
-
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |mut store| {
-            let state = store.data_mut();
-            let interrupt = if state.is_cancelled() {
-                Interrupt::Cancelled
-            } else if state.clock.expired(Instant::now()) {
-                Interrupt::Deadline
-            } else {
-                // tokio's yield puts the task behind the others; a plain waker
-                // would land in the LIFO slot and starve them.
-                state.epoch_ticks.saw_one();
-                return Ok(UpdateDeadline::YieldCustom(
-                    1,
-                    Box::pin(tokio::task::yield_now()),
-                ));
-            };
-            Err(wasmtime::Error::new(InterruptTrap(interrupt)))
-        });
-        Ok(store)
-    }
-
     /// Runs guest work on `store` where this plugin's [`Placement`] says (on
     /// the stdio server, a worker thread once it runs long), and gives the
     /// store back with the outcome.
@@ -573,7 +528,8 @@ impl Plugin {
         R: Send + 'static,
     {
         let ticks = store.data().epoch_ticks.clone();
-        self.placement
+        self.instances
+            .placement
             .run(&ticks, async move {
                 let outcome = work(&mut store).await;
                 (store, outcome)
@@ -581,18 +537,20 @@ impl Plugin {
             .await
     }
 
-    /// An instance of a `wharf:plugin` component in `store`.
-    async fn instantiate_wharf(
+    /// An instance for the call `ctx` that no other call has used: the
+    /// plugin's spare if it has one (see [`Instances`]), else one made now.
+    async fn fresh_instance(
         &self,
-        pre: &WharfExports,
-        store: &mut Store<HostState>,
-    ) -> Result<Instance, CallFailure> {
-        let cancel = store.data().call_cancel();
-        let instance = guarded(&cancel, self.limits().timeout, async {
-            pre.pre.instantiate_async(&mut *store).await
-        })
-        .await;
-        self.finish(store, instance)
+        ctx: CallContext,
+    ) -> Result<(Store<HostState>, Instance), CallFailure> {
+        let ctx = match self.instances.take_spare(ctx) {
+            Ok(spare) => return Ok(spare),
+            Err(ctx) => ctx,
+        };
+        let mut store = self.instances.new_store(ctx)?;
+        let instance = self.instances.instantiate(&mut store).await;
+        let instance = self.finish(&store, instance)?;
+        Ok((store, instance))
     }
 
     /// An export's functions, found in an instance (a type check, no guest code).
@@ -615,7 +573,8 @@ impl Plugin {
                     Some(refusal) => Err(refusal),
                     None => Ok(value),
                 });
-        self.retirer.retire(store);
+        self.retirer
+            .retire(store, self.instances.refill().map(|refill| refill.run()));
         concluded
     }
 
@@ -648,7 +607,7 @@ impl Plugin {
 }
 
 /// The outcome of guest work raced against cancellation and a hard time limit.
-enum Guarded<T> {
+pub(super) enum Guarded<T> {
     Done(T),
     Cancelled,
     TimedOut,
@@ -656,7 +615,7 @@ enum Guarded<T> {
 
 /// Runs `work` until it finishes, `cancel` fires, or `timeout` (plus a grace
 /// period for host calls) passes; dropping the future stops the guest.
-async fn guarded<T>(
+pub(super) async fn guarded<T>(
     cancel: &tokio_util::sync::CancellationToken,
     timeout: Duration,
     work: impl Future<Output = T>,

@@ -33,9 +33,14 @@ pub(crate) struct Retirer {
 impl Retirer {
     /// Ends the call in `store` at once (its event channel and input broker go,
     /// so whoever waits on them sees the call end now) and drops the rest soon,
-    /// on a task of the current runtime; in place without a runtime or when
-    /// [`HEADROOM`] stores already wait.
-    pub(crate) fn retire(&self, mut store: Store<HostState>) {
+    /// on a task of the current runtime, then runs `then` (the plugin's next
+    /// instance is made there, see `Instances::refill`). Without a runtime, or
+    /// when [`HEADROOM`] stores already wait, the store is dropped in place and
+    /// `then` is dropped unrun.
+    pub(crate) fn retire<F>(&self, mut store: Store<HostState>, then: Option<F>)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
         store.data_mut().end_call();
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
@@ -48,6 +53,9 @@ impl Retirer {
             tokio::task::yield_now().await;
             drop(store);
             drop(waiting);
+            if let Some(then) = then {
+                then.await;
+            }
         });
     }
 

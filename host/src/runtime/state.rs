@@ -1,6 +1,7 @@
 //! Per-call store state: the WASI context, limits, and the `host` interface.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -193,6 +194,17 @@ impl HostState {
 
     pub(crate) fn is_cancelled(&self) -> bool {
         self.call.cancel.is_cancelled()
+    }
+
+    /// Gives an instance made before its call (a spare) to the call `call`:
+    /// its context, a tick count from zero, and a clock from now that counts
+    /// the `started_in` the instance's start-up took, as a call that made its
+    /// own instance would.
+    pub(crate) fn begin_call(&mut self, call: CallContext, started_in: Duration) {
+        self.call = call;
+        let timeout = self.sandbox.limits.timeout.saturating_sub(started_in);
+        self.clock = Arc::new(CallClock::new(timeout));
+        self.epoch_ticks = EpochTicks::default();
     }
 
     /// Lets go of the caller's side of the call (its event channel and input

@@ -16,20 +16,18 @@ pub mod schema;
 pub mod shape;
 
 use serde_json::{Value, json};
-use wasmtime::component::{InstancePre, Val};
+use wasmtime::component::Val;
 
 pub use convert::ConvertError;
 pub use describe::SkippedFunction;
 pub(crate) use describe::{PlainTool, describe};
 
 use super::failure::CallFailure;
-use super::state::HostState;
 use super::types::{CallOutput, ContentItem};
 use shape::{Signature, WitType};
 
-/// A linked plain component and its tools (in the order of the plugin's specs).
+/// A plain component's tools (in the order of the plugin's specs).
 pub(crate) struct PlainExports {
-    pub(crate) pre: InstancePre<HostState>,
     pub(crate) tools: Vec<PlainTool>,
 }
 

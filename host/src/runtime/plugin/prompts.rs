@@ -28,7 +28,7 @@ impl Plugin {
         for prompt in listed {
             if specs.iter().any(|p| p.name == prompt.name) {
                 tracing::warn!(
-                    plugin = %self.name,
+                    plugin = %self.name(),
                     prompt = %prompt.name,
                     "prompt left out: its name is listed twice"
                 );
@@ -127,8 +127,7 @@ impl Plugin {
         let Some(indices) = &pre.prompts else {
             return Ok(None);
         };
-        let mut store = self.new_store(ctx)?;
-        let instance = self.instantiate_wharf(pre, &mut store).await?;
+        let (mut store, instance) = self.fresh_instance(ctx).await?;
         let prompts = self.export(indices.load(&mut store, &instance))?;
         Ok(Some((store, prompts)))
     }

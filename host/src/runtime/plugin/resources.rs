@@ -35,10 +35,10 @@ impl Plugin {
             let uri = resource.uri.clone();
             match ResourceSpec::from_wit(resource) {
                 Err(error) => {
-                    tracing::warn!(plugin = %self.name, %uri, "resource left out: {error}")
+                    tracing::warn!(plugin = %self.name(), %uri, "resource left out: {error}")
                 }
                 Ok(spec) if specs.iter().any(|s| s.uri == spec.uri) => {
-                    tracing::warn!(plugin = %self.name, %uri, "resource left out: its URI is listed twice")
+                    tracing::warn!(plugin = %self.name(), %uri, "resource left out: its URI is listed twice")
                 }
                 Ok(spec) => specs.push(spec),
             }
@@ -48,10 +48,10 @@ impl Plugin {
             let uri = template.uri_template.clone();
             match TemplateSpec::from_wit(template) {
                 Err(error) => {
-                    tracing::warn!(plugin = %self.name, template = %uri, "resource template left out: {error}")
+                    tracing::warn!(plugin = %self.name(), template = %uri, "resource template left out: {error}")
                 }
                 Ok(spec) if template_specs.iter().any(|s| s.template == spec.template) => {
-                    tracing::warn!(plugin = %self.name, template = %uri, "resource template left out: it is listed twice")
+                    tracing::warn!(plugin = %self.name(), template = %uri, "resource template left out: it is listed twice")
                 }
                 Ok(spec) => template_specs.push(spec),
             }
@@ -148,8 +148,7 @@ impl Plugin {
         let Some(indices) = &pre.resources else {
             return Ok(None);
         };
-        let mut store = self.new_store(ctx)?;
-        let instance = self.instantiate_wharf(pre, &mut store).await?;
+        let (mut store, instance) = self.fresh_instance(ctx).await?;
         let resources = self.export(indices.load(&mut store, &instance))?;
         Ok(Some((store, resources)))
     }

@@ -210,11 +210,14 @@ fn without_a_runtime_a_store_is_dropped_in_place() {
         .block_on(runtime.load("wat", answer("")))
         .unwrap();
     let state = HostState::new(
-        plugin.name.clone(),
-        plugin.sandbox.clone(),
+        plugin.instances.name.clone(),
+        plugin.instances.sandbox.clone(),
         CallContext::default(),
     )
     .unwrap();
-    runtime.retirer.retire(Store::new(&runtime.engine, state));
+    let nothing_after: Option<std::future::Ready<()>> = None;
+    runtime
+        .retirer
+        .retire(Store::new(&runtime.engine, state), nothing_after);
     assert_eq!(runtime.retirer.waiting(), 0);
 }

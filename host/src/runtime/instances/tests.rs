@@ -1,0 +1,180 @@
+//! Spare instances: taken by the next call, still fresh, bounded and dropped
+//! when idle.
+
+use std::time::Duration;
+
+use crate::runtime::{
+    CallContext, CallFailure, CallLimits, Grants, Plugin, Runtime, RuntimeOptions,
+};
+
+fn runtime(spares: usize, spare_idle: Duration) -> Runtime {
+    Runtime::with_options(RuntimeOptions {
+        max_concurrent_calls: 2,
+        spares,
+        spare_idle,
+        ..RuntimeOptions::default()
+    })
+    .unwrap()
+}
+
+/// A plain component whose start-up and `count` each add one to a global and
+/// spin `start_spins` and `call_spins` times; `count` returns the global, so
+/// it answers 2 in an instance no other call has used.
+fn counter(start_spins: u32, call_spins: u32) -> Vec<u8> {
+    wat::parse_str(format!(
+        r#"(component
+            (core module $m
+                (global $n (mut i32) (i32.const 0))
+                (func $spin (param $left i32)
+                    (block $done (loop $again
+                        (br_if $done (i32.eqz (local.get $left)))
+                        (local.set $left (i32.sub (local.get $left) (i32.const 1)))
+                        (br $again))))
+                (func $start
+                    (global.set $n (i32.add (global.get $n) (i32.const 1)))
+                    (call $spin (i32.const {start_spins})))
+                (start $start)
+                (func (export "count") (result i32)
+                    (call $spin (i32.const {call_spins}))
+                    (global.set $n (i32.add (global.get $n) (i32.const 1)))
+                    (global.get $n)))
+            (core instance $i (instantiate $m))
+            (func (export "count") (result u32) (canon lift (core func $i "count"))))"#
+    ))
+    .unwrap()
+}
+
+async fn load(runtime: &Runtime, name: &str, bytes: Vec<u8>, limits: CallLimits) -> Plugin {
+    runtime
+        .load_with(name, bytes, limits, Grants::default())
+        .await
+        .unwrap()
+}
+
+async fn count(plugin: &Plugin, ctx: CallContext) -> Result<serde_json::Value, CallFailure> {
+    let out = plugin.call("count", "{}", ctx).await?;
+    Ok(out.structured.unwrap()["result"].clone())
+}
+
+/// Lets the tasks that drop stores and make spares run.
+async fn settle() {
+    for _ in 0..20 {
+        tokio::task::yield_now().await;
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_next_call_takes_the_spare_and_it_is_fresh() {
+    let runtime = runtime(4, Duration::from_secs(30));
+    let plugin = load(&runtime, "counter", counter(0, 0), CallLimits::default()).await;
+    assert!(!plugin.instances.has_spare(), "no spare before any call");
+    assert_eq!(count(&plugin, CallContext::default()).await, Ok(2.into()));
+    settle().await;
+    assert!(plugin.instances.has_spare(), "made after the call");
+    for _ in 0..3 {
+        assert_eq!(
+            count(&plugin, CallContext::default()).await,
+            Ok(2.into()),
+            "an instance no call has used"
+        );
+        assert!(!plugin.instances.has_spare(), "the call took it");
+        settle().await;
+        assert!(plugin.instances.has_spare());
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_spare_serves_the_call_it_is_given_to() {
+    let runtime = runtime(4, Duration::from_secs(30));
+    let plugin = load(&runtime, "counter", counter(0, 0), CallLimits::default()).await;
+    count(&plugin, CallContext::default()).await.unwrap();
+    settle().await;
+    let ctx = CallContext::default();
+    ctx.cancel.cancel();
+    assert_eq!(count(&plugin, ctx).await, Err(CallFailure::Cancelled));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_spare_call_has_its_whole_time_limit_from_its_start() {
+    let runtime = runtime(4, Duration::from_secs(30));
+    let limits = CallLimits {
+        timeout: Duration::from_millis(200),
+        ..CallLimits::default()
+    };
+    // Long enough to see several epoch ticks, well short of the limit.
+    let plugin = load(&runtime, "spinner", counter(0, 10_000_000), limits).await;
+    assert_eq!(count(&plugin, CallContext::default()).await, Ok(2.into()));
+    settle().await;
+    assert!(plugin.instances.has_spare());
+    // The spare is now older than the limit: its clock must start with the call.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(count(&plugin, CallContext::default()).await, Ok(2.into()));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_spare_call_gets_the_fuel_its_start_up_left_as_any_call() {
+    let runtime = runtime(4, Duration::from_secs(30));
+    let spins = 1_000;
+    // A spin is eight instructions: enough fuel for the start-up or the call,
+    // not for both.
+    let fuel = u64::from(spins) * 12;
+    let limits = CallLimits {
+        fuel: Some(fuel),
+        ..CallLimits::default()
+    };
+    let tight = load(&runtime, "tight", counter(spins, spins), limits.clone()).await;
+    let first = count(&tight, CallContext::default()).await;
+    assert_eq!(first, Err(CallFailure::OutOfFuel(fuel)), "no spare yet");
+    settle().await;
+    // A call that fails still leaves a spare behind it.
+    assert!(tight.instances.has_spare());
+    assert_eq!(count(&tight, CallContext::default()).await, first);
+    let roomy = load(&runtime, "roomy", counter(spins, 0), limits).await;
+    assert_eq!(count(&roomy, CallContext::default()).await, Ok(2.into()));
+    settle().await;
+    assert_eq!(count(&roomy, CallContext::default()).await, Ok(2.into()));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_runtime_holds_no_more_spares_than_it_may() {
+    let runtime = runtime(1, Duration::from_secs(30));
+    let first = load(&runtime, "first", counter(0, 0), CallLimits::default()).await;
+    let second = load(&runtime, "second", counter(0, 0), CallLimits::default()).await;
+    count(&first, CallContext::default()).await.unwrap();
+    settle().await;
+    count(&second, CallContext::default()).await.unwrap();
+    settle().await;
+    assert!(first.instances.has_spare());
+    assert!(!second.instances.has_spare(), "the one place is taken");
+    // A plugin that goes (a reload, say) gives its place back.
+    drop(first);
+    count(&second, CallContext::default()).await.unwrap();
+    settle().await;
+    assert!(second.instances.has_spare());
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_spare_nobody_takes_is_dropped_after_the_idle_time() {
+    let runtime = runtime(1, Duration::from_millis(50));
+    let first = load(&runtime, "first", counter(0, 0), CallLimits::default()).await;
+    let second = load(&runtime, "second", counter(0, 0), CallLimits::default()).await;
+    count(&first, CallContext::default()).await.unwrap();
+    settle().await;
+    assert!(first.instances.has_spare());
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(!first.instances.has_spare(), "dropped when idle");
+    count(&second, CallContext::default()).await.unwrap();
+    settle().await;
+    assert!(second.instances.has_spare(), "its place was given back");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_runtime_allowed_no_spares_makes_none() {
+    let runtime = runtime(0, Duration::from_secs(30));
+    let plugin = load(&runtime, "counter", counter(0, 0), CallLimits::default()).await;
+    for _ in 0..3 {
+        assert_eq!(count(&plugin, CallContext::default()).await, Ok(2.into()));
+        settle().await;
+        assert!(!plugin.instances.has_spare());
+    }
+}
