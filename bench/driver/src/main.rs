@@ -9,6 +9,7 @@
 //! writes `results.json` and `results.png` to the output folder.
 
 mod load;
+mod pin;
 mod plot;
 mod proc;
 mod report;
@@ -22,6 +23,7 @@ use clap::Parser;
 use serde_json::json;
 
 use load::{Era, Phases, Workload};
+use pin::{Cores, PinnedThread};
 use proc::{HttpServer, ServerCmd, StdioServer, peak_rss_until};
 use report::{Case, Report};
 
@@ -137,16 +139,33 @@ fn main() -> Result<()> {
     drop(startup::time_to_list(&wharf)?);
 
     let runs = |part: Part| cli.only.is_empty() || cli.only.contains(&part);
-    for workload in workloads.iter().filter(|_| runs(Part::Stdio)) {
-        let mut wharf_server = StdioServer::start(&wharf)?;
-        let mut baseline_server = StdioServer::start(&baseline)?;
+    // Both tools where the kernel places things; the trivial one also pinned
+    // to one core and to two (see `pin`).
+    let stdio_cases = workloads
+        .iter()
+        .map(|w| (w, Cores::Free))
+        .chain([Cores::Shared, Cores::Apart].map(|cores| (&workloads[0], cores)))
+        .filter(|(_, cores)| cores.driver_cpu().is_none_or(|cpu| cpu < pin::available()));
+    for (workload, cores) in stdio_cases.filter(|_| runs(Part::Stdio)) {
+        let mut wharf_server = StdioServer::start(&wharf, cores.server_cpu())?;
+        let mut baseline_server = StdioServer::start(&baseline, cores.server_cpu())?;
+        let pinned = cores.driver_cpu().map(PinnedThread::to).transpose()?;
         let results = load::stdio_run([&mut wharf_server, &mut baseline_server], workload, phases)
-            .with_context(|| format!("over stdio, {}", workload.tool))?;
+            .with_context(|| format!("over {}, {}", cores.transport(), workload.tool))?;
+        drop(pinned);
+        let transport = cores.transport();
         for (server, result) in [&wharf, &baseline].into_iter().zip(results) {
-            eprintln!("stdio {} {}: {result:?}", workload.label, server.label);
-            report
-                .latency
-                .push(Case::new("stdio", 1, workload.label, server.label, result));
+            eprintln!(
+                "{transport} {} {}: {result:?}",
+                workload.label, server.label
+            );
+            report.latency.push(Case::new(
+                transport,
+                1,
+                workload.label,
+                server.label,
+                result,
+            ));
         }
     }
 

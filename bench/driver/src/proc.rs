@@ -38,9 +38,13 @@ pub struct StdioServer {
 }
 
 impl StdioServer {
-    pub fn start(server: &ServerCmd) -> Result<Self> {
-        let mut child = server
-            .command(&[])
+    /// Starts `server`, on CPU `cpu` only if given.
+    pub fn start(server: &ServerCmd, cpu: Option<usize>) -> Result<Self> {
+        let mut cmd = server.command(&[]);
+        if let Some(cpu) = cpu {
+            crate::pin::pin_command(&mut cmd, cpu);
+        }
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -313,7 +313,7 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "{:<9} {:<8} | {:>9} {:>9} {:>9} {:>7} | {:>9} {:>9} {:>9} {:>7} | {:>6} {:>6} {:>6}",
+            "{:<12} {:<8} | {:>9} {:>9} {:>9} {:>7} | {:>9} {:>9} {:>9} {:>7} | {:>6} {:>6} {:>6}",
             "transport",
             "tool",
             "wharf p50",
@@ -336,7 +336,7 @@ impl Report {
             let transport = case.label();
             let _ = writeln!(
                 out,
-                "{:<9} {:<8} | {:>7.0}us {:>7.0}us {:>9.0} {:>5.0}us | {:>7.0}us {:>7.0}us {:>9.0} {:>5.0}us | {:>6.2} {:>6.2} {:>6.2}{}",
+                "{:<12} {:<8} | {:>7.0}us {:>7.0}us {:>9.0} {:>5.0}us | {:>7.0}us {:>7.0}us {:>9.0} {:>5.0}us | {:>6.2} {:>6.2} {:>6.2}{}",
                 transport,
                 case.tool,
                 w.p50_us,
@@ -355,6 +355,17 @@ impl Report {
                 } else {
                     String::new()
                 }
+            );
+        }
+        if self
+            .latency
+            .iter()
+            .any(|c| c.transport.starts_with("stdio-"))
+        {
+            let _ = writeln!(
+                out,
+                "stdio-1core: driver and servers pinned to CPU 0; \
+                 stdio-2cores: servers on CPU 0, driver on CPU 1"
             );
         }
 

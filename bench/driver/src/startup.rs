@@ -30,7 +30,7 @@ const SETTLE: Duration = Duration::from_millis(500);
 /// is ready to serve.
 pub fn time_to_list(server: &ServerCmd) -> Result<(Duration, usize, StdioServer)> {
     let started = Instant::now();
-    let mut running = StdioServer::start(server)?;
+    let mut running = StdioServer::start(server, None)?;
     let mut request = list_body(1);
     request.push(b'\n');
     let reply: serde_json::Value = serde_json::from_str(running.round_trip(&request)?)?;
