@@ -1,8 +1,6 @@
 //! The wasmtime engine shared by all plugins, its instance pool and its epoch clock.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
@@ -10,14 +8,11 @@ use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAlloc
 use super::admission::CallSlots;
 use super::bindings::Plugin as PluginWorld;
 use super::cache::CompiledCache;
+use super::epoch::EpochTicker;
 use super::function_cache::FunctionCache;
 use super::retire::{self, Retirer};
 use super::state::HostState;
 use super::{CallLimits, Ceilings, RuntimeError, RuntimeOptions};
-
-/// How often the epoch advances. Deadlines and cancellation are checked at this
-/// granularity, and a running guest yields to other tasks once per tick.
-pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// The most memory compiled functions kept for recompiling changed components
 /// may take (see [`FunctionCache`]): a few rebuilds of a Rust plugin, or one of a
@@ -59,7 +54,9 @@ pub struct Runtime {
     pub(crate) cache: Option<CompiledCache>,
     pub(crate) functions: Arc<FunctionCache>,
     pooled: bool,
-    ticker: EpochTicker,
+    /// Advances the epoch while any store exists; shared with the plugins,
+    /// whose stores hold it.
+    pub(crate) epoch: Arc<EpochTicker>,
 }
 
 impl Runtime {
@@ -108,7 +105,7 @@ impl Runtime {
         PluginWorld::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
             .map_err(|e| RuntimeError::Engine(format!("linking the host interface: {e:#}")))?;
 
-        let ticker = EpochTicker::start(engine.clone());
+        let epoch = Arc::new(EpochTicker::start(engine.clone()));
         let cache = options
             .cache_root
             .as_deref()
@@ -123,7 +120,7 @@ impl Runtime {
             retirer: Retirer::default(),
             options,
             pooled,
-            ticker,
+            epoch,
         })
     }
 
@@ -200,31 +197,3 @@ fn pool_config(instances: usize, ceilings: &Ceilings) -> PoolingAllocationConfig
 /// How much of a pooled memory or table stays resident between calls (see
 /// [`pool_config`]); a Rust guest's stack, data and first heap pages fit.
 const KEEP_RESIDENT: usize = 2 << 20;
-
-impl Drop for Runtime {
-    fn drop(&mut self) {
-        self.ticker.stop.store(true, Ordering::Relaxed);
-    }
-}
-
-/// A thread that advances the engine's epoch every [`EPOCH_TICK`].
-struct EpochTicker {
-    stop: Arc<AtomicBool>,
-}
-
-impl EpochTicker {
-    fn start(engine: Engine) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        std::thread::Builder::new()
-            .name("wharf-epoch".into())
-            .spawn(move || {
-                while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(EPOCH_TICK);
-                    engine.increment_epoch();
-                }
-            })
-            .expect("spawning the epoch thread");
-        Self { stop }
-    }
-}

@@ -23,6 +23,7 @@ use wasmtime::component::{Instance, InstancePre};
 use wasmtime::{Engine, Store, UpdateDeadline};
 
 use super::admission::{CallSlots, Slot};
+use super::epoch::EpochTicker;
 use super::failure::{CallFailure, Interrupt, InterruptTrap};
 use super::placement::Placement;
 use super::plugin::{Guarded, guarded};
@@ -42,6 +43,8 @@ pub(crate) struct Instances {
     pub(crate) sandbox: Arc<Sandbox>,
     pre: InstancePre<HostState>,
     pub(crate) placement: Placement,
+    /// Ticks while any of the stores made here exists.
+    epoch: Arc<EpochTicker>,
     spare: Mutex<SpareSlot>,
     /// The runtime's places for spares, shared by every plugin; `None` if it
     /// keeps none.
@@ -78,6 +81,7 @@ struct Spare {
 /// What a plugin needs to make instances, besides the compiled component.
 pub(crate) struct InstanceSettings {
     pub(crate) engine: Engine,
+    pub(crate) epoch: Arc<EpochTicker>,
     pub(crate) placement: Placement,
     /// The runtime's places for spares, if it keeps any.
     pub(crate) budget: Option<CallSlots>,
@@ -98,6 +102,7 @@ impl Instances {
             sandbox,
             pre,
             placement: settings.placement,
+            epoch: settings.epoch,
             spare: Mutex::new(SpareSlot {
                 state: SpareState::Empty,
                 watched: false,
@@ -115,8 +120,13 @@ impl Instances {
     /// A new store with this plugin's limits and grants, set up for a call
     /// with `ctx`.
     pub(crate) fn new_store(&self, ctx: CallContext) -> Result<Store<HostState>, CallFailure> {
-        let state = HostState::new(self.name.clone(), self.sandbox.clone(), ctx)
-            .map_err(|e| CallFailure::Setup(e.to_string()))?;
+        let state = HostState::new(
+            self.name.clone(),
+            self.sandbox.clone(),
+            ctx,
+            self.epoch.use_epoch(),
+        )
+        .map_err(|e| CallFailure::Setup(e.to_string()))?;
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limits);
         store.epoch_deadline_callback(move |mut store| {

@@ -9,6 +9,7 @@ mod bindings;
 mod cache;
 mod capture;
 mod engine;
+mod epoch;
 mod failure;
 mod function_cache;
 mod grants;

@@ -217,6 +217,7 @@ impl Runtime {
             instance_pre,
             InstanceSettings {
                 engine: self.engine.clone(),
+                epoch: self.epoch.clone(),
                 placement: self.options.placement.clone(),
                 budget: self.spares.clone(),
                 idle: self.options.spare_idle,

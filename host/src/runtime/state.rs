@@ -13,6 +13,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::wharf::plugin::{host, types::LogLevel};
 use super::capture::CapturedOutput;
+use super::epoch::EpochUse;
 use super::grants::Grants;
 use super::http::{HostAllowList, OutboundHttp};
 use super::input::{CallClock, InputBroker, InputOutcome, InputRequest, MAX_KEY_BYTES};
@@ -95,6 +96,8 @@ pub(crate) struct HostState {
     ///
     /// [`Placement`]: super::placement::Placement
     pub(crate) epoch_ticks: EpochTicks,
+    /// Keeps the epoch clock ticking while this store exists.
+    _epoch: EpochUse,
 }
 
 /// What a refused socket was for, in words.
@@ -118,6 +121,7 @@ impl HostState {
         plugin: Arc<str>,
         sandbox: Arc<Sandbox>,
         call: CallContext,
+        epoch: EpochUse,
     ) -> Result<Self, std::io::Error> {
         let limits = &sandbox.limits;
         let stdout = CapturedOutput::new(limits.captured_output_bytes);
@@ -179,6 +183,7 @@ impl HostState {
             stderr,
             socket_attempts,
             epoch_ticks: EpochTicks::default(),
+            _epoch: epoch,
         })
     }
 

@@ -213,6 +213,7 @@ fn without_a_runtime_a_store_is_dropped_in_place() {
         plugin.instances.name.clone(),
         plugin.instances.sandbox.clone(),
         CallContext::default(),
+        runtime.epoch.use_epoch(),
     )
     .unwrap();
     let nothing_after: Option<std::future::Ready<()>> = None;
