@@ -63,13 +63,27 @@ async fn settle() {
     }
 }
 
+/// Calls `count` with no caller's context, then lets the task after the call
+/// run: the plugin has its spare then, if it may.
+async fn count_then_settle(plugin: &Plugin) -> Result<serde_json::Value, CallFailure> {
+    let out = count(plugin, CallContext::default()).await;
+    settle().await;
+    out
+}
+
+/// Two counter plugins.
+async fn two(runtime: &Runtime) -> (Plugin, Plugin) {
+    let first = load(runtime, "first", counter(0, 0), CallLimits::default()).await;
+    let second = load(runtime, "second", counter(0, 0), CallLimits::default()).await;
+    (first, second)
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn the_next_call_takes_the_spare_and_it_is_fresh() {
     let runtime = runtime(4, Duration::from_secs(30));
     let plugin = load(&runtime, "counter", counter(0, 0), CallLimits::default()).await;
     assert!(!plugin.instances.has_spare(), "no spare before any call");
-    assert_eq!(count(&plugin, CallContext::default()).await, Ok(2.into()));
-    settle().await;
+    assert_eq!(count_then_settle(&plugin).await, Ok(2.into()));
     assert!(plugin.instances.has_spare(), "made after the call");
     for _ in 0..3 {
         assert_eq!(
@@ -87,8 +101,7 @@ async fn the_next_call_takes_the_spare_and_it_is_fresh() {
 async fn a_spare_serves_the_call_it_is_given_to() {
     let runtime = runtime(4, Duration::from_secs(30));
     let plugin = load(&runtime, "counter", counter(0, 0), CallLimits::default()).await;
-    count(&plugin, CallContext::default()).await.unwrap();
-    settle().await;
+    count_then_settle(&plugin).await.unwrap();
     let ctx = CallContext::default();
     ctx.cancel.cancel();
     assert_eq!(count(&plugin, ctx).await, Err(CallFailure::Cancelled));
@@ -103,8 +116,7 @@ async fn a_spare_call_has_its_whole_time_limit_from_its_start() {
     };
     // Long enough to see several epoch ticks, well short of the limit.
     let plugin = load(&runtime, "spinner", counter(0, 10_000_000), limits).await;
-    assert_eq!(count(&plugin, CallContext::default()).await, Ok(2.into()));
-    settle().await;
+    assert_eq!(count_then_settle(&plugin).await, Ok(2.into()));
     assert!(plugin.instances.has_spare());
     // The spare is now older than the limit: its clock must start with the call.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -123,48 +135,39 @@ async fn a_spare_call_gets_the_fuel_its_start_up_left_as_any_call() {
         ..CallLimits::default()
     };
     let tight = load(&runtime, "tight", counter(spins, spins), limits.clone()).await;
-    let first = count(&tight, CallContext::default()).await;
+    let first = count_then_settle(&tight).await;
     assert_eq!(first, Err(CallFailure::OutOfFuel(fuel)), "no spare yet");
-    settle().await;
     // A call that fails still leaves a spare behind it.
     assert!(tight.instances.has_spare());
     assert_eq!(count(&tight, CallContext::default()).await, first);
     let roomy = load(&runtime, "roomy", counter(spins, 0), limits).await;
-    assert_eq!(count(&roomy, CallContext::default()).await, Ok(2.into()));
-    settle().await;
+    assert_eq!(count_then_settle(&roomy).await, Ok(2.into()));
     assert_eq!(count(&roomy, CallContext::default()).await, Ok(2.into()));
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn the_runtime_holds_no_more_spares_than_it_may() {
     let runtime = runtime(1, Duration::from_secs(30));
-    let first = load(&runtime, "first", counter(0, 0), CallLimits::default()).await;
-    let second = load(&runtime, "second", counter(0, 0), CallLimits::default()).await;
-    count(&first, CallContext::default()).await.unwrap();
-    settle().await;
-    count(&second, CallContext::default()).await.unwrap();
-    settle().await;
+    let (first, second) = two(&runtime).await;
+    count_then_settle(&first).await.unwrap();
+    count_then_settle(&second).await.unwrap();
     assert!(first.instances.has_spare());
     assert!(!second.instances.has_spare(), "the one place is taken");
     // A plugin that goes (a reload, say) gives its place back.
     drop(first);
-    count(&second, CallContext::default()).await.unwrap();
-    settle().await;
+    count_then_settle(&second).await.unwrap();
     assert!(second.instances.has_spare());
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_spare_nobody_takes_is_dropped_after_the_idle_time() {
     let runtime = runtime(1, Duration::from_millis(50));
-    let first = load(&runtime, "first", counter(0, 0), CallLimits::default()).await;
-    let second = load(&runtime, "second", counter(0, 0), CallLimits::default()).await;
-    count(&first, CallContext::default()).await.unwrap();
-    settle().await;
+    let (first, second) = two(&runtime).await;
+    count_then_settle(&first).await.unwrap();
     assert!(first.instances.has_spare());
     tokio::time::sleep(Duration::from_millis(150)).await;
     assert!(!first.instances.has_spare(), "dropped when idle");
-    count(&second, CallContext::default()).await.unwrap();
-    settle().await;
+    count_then_settle(&second).await.unwrap();
     assert!(second.instances.has_spare(), "its place was given back");
 }
 
@@ -173,8 +176,7 @@ async fn a_runtime_allowed_no_spares_makes_none() {
     let runtime = runtime(0, Duration::from_secs(30));
     let plugin = load(&runtime, "counter", counter(0, 0), CallLimits::default()).await;
     for _ in 0..3 {
-        assert_eq!(count(&plugin, CallContext::default()).await, Ok(2.into()));
-        settle().await;
+        assert_eq!(count_then_settle(&plugin).await, Ok(2.into()));
         assert!(!plugin.instances.has_spare());
     }
 }
