@@ -43,6 +43,18 @@ fn assert_refused(response: Response, status: u16, code: i64) -> Value {
     body
 }
 
+/// Over HTTP too, each call's instance is its own (see the stdio test in
+/// `sandbox`), whichever serving thread made it.
+#[test]
+fn no_http_call_sees_what_an_earlier_call_left_in_memory() {
+    let (_wharf, addr) = serve_http(&["misbehave"], &[]);
+    for id in 1..=6 {
+        let calls = json!({"name": "misbehave_calls", "arguments": {}});
+        let body = modern_post(addr, id, "tools/call", calls).json();
+        assert_eq!(first_text(result_of(&body)), "1", "call {id}: {body}");
+    }
+}
+
 #[test]
 fn modern_requests_get_json_answers() {
     let (_wharf, addr) = serve_http(&["echo"], &[]);

@@ -180,3 +180,20 @@ fn a_flood_of_progress_is_rate_limited_to_the_latest() {
     assert_eq!(values.last(), Some(&200_000.0), "{values:?}");
     assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
 }
+
+/// Every call runs in an instance no other call has used, including the spare
+/// a plugin makes after each call for the next one: a counter in the guest's
+/// memory starts from zero each time, one call after another and after a call
+/// that trapped.
+#[test]
+fn no_call_sees_what_an_earlier_call_left_in_memory() {
+    let mut wharf = Wharf::start(&["misbehave"], &[]);
+    for id in 1..=6 {
+        let result = call(&mut wharf, id, "misbehave_calls", json!({}));
+        assert_eq!(first_text(&result), "1", "call {id}: {result}");
+        if id == 3 {
+            let failed = call(&mut wharf, 100, "misbehave_trap", json!({}));
+            assert_eq!(failed["isError"], true);
+        }
+    }
+}

@@ -76,6 +76,12 @@ struct FetchArgs {
     url: String,
 }
 
+/// Counts the calls served by this instance, in its memory.
+fn calls() -> u32 {
+    static SERVED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    SERVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+}
+
 /// Executes the WebAssembly `unreachable` instruction.
 fn trap() -> ! {
     #[cfg(target_arch = "wasm32")]
@@ -230,6 +236,12 @@ fn toolbox() -> Toolbox {
             .description("Returns a result with is-error set."),
         )
         .with(Tool::new("spin", |()| spin()).description("Loops forever, checking nothing."))
+        .with(
+            Tool::new("calls", |()| Ok(ToolOutput::text(calls().to_string()))).description(
+                "How many calls this instance has served, this one included: \
+                 1 whenever each call gets an instance of its own.",
+            ),
+        )
         .with(
             Tool::new("wait_cancelled", |()| wait_cancelled())
                 .description("Loops until the host reports the call cancelled."),
