@@ -37,6 +37,12 @@ impl CallSlots {
         self.limit
     }
 
+    /// How many slots are taken now.
+    #[cfg(test)]
+    pub(crate) fn taken(&self) -> usize {
+        self.limit - self.semaphore.available_permits()
+    }
+
     /// A slot if one is free now.
     pub(crate) fn try_take(&self) -> Option<Slot> {
         self.semaphore

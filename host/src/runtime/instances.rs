@@ -203,10 +203,8 @@ impl Instances {
         let place = self.budget.as_ref()?.try_take()?;
         slot.state = SpareState::Preparing;
         Some(Refill {
-            claim: Claim {
-                instances: Arc::downgrade(self),
-                place: Some(place),
-            },
+            instances: Arc::downgrade(self),
+            place: Some(place),
         })
     }
 
@@ -260,9 +258,12 @@ async fn expire_when_idle(instances: Weak<Instances>, mut due: Instant) {
     }
 }
 
-/// Makes a plugin's next instance; see [`Instances::refill`].
+/// Makes a plugin's next instance (see [`Instances::refill`]) in the place it
+/// took for it; gives the place back if it ends without a spare (the start-up
+/// failed, or it was dropped before it ran).
 pub(crate) struct Refill {
-    claim: Claim,
+    instances: Weak<Instances>,
+    place: Option<Slot>,
 }
 
 impl Refill {
@@ -271,7 +272,7 @@ impl Refill {
     /// fails leaves the plugin without a spare; the next call makes its own
     /// instance and reports why.
     pub(crate) async fn run(mut self) {
-        let Some(instances) = self.claim.instances.upgrade() else {
+        let Some(instances) = self.instances.upgrade() else {
             return;
         };
         let mut store = match instances.new_store(CallContext::default()) {
@@ -293,7 +294,10 @@ impl Refill {
             .await;
         match outcome {
             Guarded::Done(Ok(instance)) => {
-                let place = self.claim.place.take().expect("a claim holds its place");
+                let place = self
+                    .place
+                    .take()
+                    .expect("a refill holds its place until done");
                 instances.put(Spare {
                     store,
                     instance,
@@ -308,14 +312,7 @@ impl Refill {
     }
 }
 
-/// A plugin's place for a spare, taken by a refill; given back if the refill
-/// ends without a spare (it failed, or was dropped before it ran).
-struct Claim {
-    instances: Weak<Instances>,
-    place: Option<Slot>,
-}
-
-impl Drop for Claim {
+impl Drop for Refill {
     fn drop(&mut self) {
         if self.place.is_none() {
             return;

@@ -491,9 +491,7 @@ impl Plugin {
     /// free call slot, as loading does.
     async fn start_once(&self) -> Result<(), CallFailure> {
         let _slot: Slot = self.all_calls.take().await;
-        let mut store = self.instances.new_store(CallContext::default())?;
-        let instance = self.instances.instantiate(&mut store).await;
-        self.finish(&store, instance).map(|_| ())
+        self.new_instance(CallContext::default()).await.map(|_| ())
     }
 
     /// Asks a fresh instance for its tool list, with each description parsed.
@@ -504,9 +502,7 @@ impl Plugin {
         let Exports::Wharf(pre) = &self.exports else {
             return Ok(Vec::new());
         };
-        let mut store = self.instances.new_store(CallContext::default())?;
-        let instance = self.instances.instantiate(&mut store).await;
-        let instance = self.finish(&store, instance)?;
+        let (mut store, instance) = self.new_instance(CallContext::default()).await?;
         let tools = self.export(pre.tools.load(&mut store, &instance))?;
         let cancel = store.data().call_cancel();
         let outcome = guarded(&cancel, self.limits().timeout, async {
@@ -544,10 +540,17 @@ impl Plugin {
         &self,
         ctx: CallContext,
     ) -> Result<(Store<HostState>, Instance), CallFailure> {
-        let ctx = match self.instances.take_spare(ctx) {
-            Ok(spare) => return Ok(spare),
-            Err(ctx) => ctx,
-        };
+        match self.instances.take_spare(ctx) {
+            Ok(spare) => Ok(spare),
+            Err(ctx) => self.new_instance(ctx).await,
+        }
+    }
+
+    /// An instance made now, in a new store for the call `ctx`.
+    async fn new_instance(
+        &self,
+        ctx: CallContext,
+    ) -> Result<(Store<HostState>, Instance), CallFailure> {
         let mut store = self.instances.new_store(ctx)?;
         let instance = self.instances.instantiate(&mut store).await;
         let instance = self.finish(&store, instance)?;

@@ -13,11 +13,9 @@
 //! many stores wait at a time: past it, a store is dropped in place, as before.
 //! So a call never finds the pool full because of stores waiting to be dropped.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use wasmtime::Store;
 
+use super::admission::CallSlots;
 use super::state::HostState;
 
 /// Stores that may wait to be dropped at once, and the pool's extra slots for
@@ -25,9 +23,18 @@ use super::state::HostState;
 pub(crate) const HEADROOM: usize = 8;
 
 /// Hands finished stores to be dropped once their thread has answered.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct Retirer {
-    waiting: Arc<AtomicUsize>,
+    /// A place for each store that waits.
+    waiting: CallSlots,
+}
+
+impl Default for Retirer {
+    fn default() -> Self {
+        Self {
+            waiting: CallSlots::new(HEADROOM),
+        }
+    }
 }
 
 impl Retirer {
@@ -45,7 +52,9 @@ impl Retirer {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let Some(waiting) = Waiting::reserve(&self.waiting) else {
+        // The place is given back even if the task never runs (the runtime
+        // shut down first, and the store went with the task).
+        let Some(waiting) = self.waiting.try_take() else {
             return;
         };
         runtime.spawn(async move {
@@ -62,28 +71,6 @@ impl Retirer {
     /// Stores handed over and not yet dropped.
     #[cfg(test)]
     pub(crate) fn waiting(&self) -> usize {
-        self.waiting.load(Ordering::Acquire)
-    }
-}
-
-/// One store's place in the count; given back even if its task never runs
-/// (the runtime shut down first, and the store was dropped with the task).
-struct Waiting(Arc<AtomicUsize>);
-
-impl Waiting {
-    /// A place in `count`, if fewer than [`HEADROOM`] are taken.
-    fn reserve(count: &Arc<AtomicUsize>) -> Option<Self> {
-        count
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < HEADROOM).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| Self(count.clone()))
-    }
-}
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.waiting.taken()
     }
 }
