@@ -197,6 +197,12 @@ struct ServeArgs {
     #[arg(long)]
     no_pool: bool,
 
+    /// Compile a new component with Cranelift before serving it, rather than
+    /// serving it at once from Winch's quick compile while Cranelift's
+    /// optimised code is made in the background.
+    #[arg(long)]
+    no_quick_compile: bool,
+
     /// Largest accepted stdio message, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES)]
     max_message_bytes: usize,
@@ -340,6 +346,7 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
         pooling: !args.no_pool,
         cache_root: cache_root.clone(),
         placement,
+        quick_compile: !args.no_quick_compile,
         ..RuntimeOptions::default()
     })?);
     let pooled = runtime.is_pooled();

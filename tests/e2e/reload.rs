@@ -223,6 +223,8 @@ fn a_restart_takes_compiled_components_from_the_cache() {
     let mut first = Wharf::start_in(dir.path(), &flags);
     result_of(&first.modern(1, "tools/list", json!({})));
     assert!(!first.stderr().contains("taken from the cache"));
+    // Served from Winch's compile first; Cranelift's goes to the cache.
+    first.wait_for_log("optimised code in place plugin=calc");
     first.close();
     let mut second = Wharf::start_in(dir.path(), &flags);
     result_of(&second.modern(1, "tools/list", json!({})));
@@ -240,6 +242,57 @@ fn a_restart_takes_compiled_components_from_the_cache() {
         uncached.stderr()
     );
     assert!(!uncached.stderr().contains("taken from the cache"));
+}
+
+/// Files under `dir`, at any depth.
+fn files_under(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .map(|path| if path.is_dir() { files_under(&path) } else { 1 })
+        .sum()
+}
+
+fn add(wharf: &mut Wharf, id: i64) -> Value {
+    let response = wharf.modern(
+        id,
+        "tools/call",
+        json!({"name": "calc_add", "arguments": {"a": 2, "b": 3.5}}),
+    );
+    result_of(&response)["structuredContent"].clone()
+}
+
+#[test]
+fn a_new_component_answers_from_its_quick_compile_then_from_the_optimised_one() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = plugin_dir(&["calc"]);
+    let mut wharf = Wharf::start_in(dir.path(), &["--cache-dir", cache.path().to_str().unwrap()]);
+    assert_eq!(add(&mut wharf, 1), json!({"result": 5.5}));
+    wharf.wait_for_log("optimised code in place plugin=calc");
+    assert_eq!(
+        files_under(cache.path()),
+        1,
+        "Cranelift's compile is cached"
+    );
+    assert_eq!(add(&mut wharf, 2), json!({"result": 5.5}));
+}
+
+#[test]
+fn without_quick_compiles_a_component_is_optimised_before_it_loads() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = plugin_dir(&["calc"]);
+    let mut wharf = Wharf::start_in(
+        dir.path(),
+        &[
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+            "--no-quick-compile",
+        ],
+    );
+    result_of(&wharf.modern(1, "tools/list", json!({})));
+    assert_eq!(files_under(cache.path()), 1, "compiled and cached at load");
+    assert_eq!(add(&mut wharf, 2), json!({"result": 5.5}));
+    assert!(!wharf.stderr().contains("optimised code in place"));
 }
 
 #[test]

@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use wasmtime::component::{HasSelf, Linker};
-use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Strategy,
+};
 
 use super::admission::CallSlots;
 use super::bindings::Plugin as PluginWorld;
@@ -12,6 +14,7 @@ use super::epoch::EpochTicker;
 use super::function_cache::FunctionCache;
 use super::retire::{self, Retirer};
 use super::state::HostState;
+use super::tiers::{Optimizer, Tier};
 use super::{CallLimits, Ceilings, RuntimeError, RuntimeOptions};
 
 /// The most memory compiled functions kept for recompiling changed components
@@ -34,17 +37,24 @@ const TABLE_ELEMENTS: usize = 100_000;
 /// Compiles components and links them against WASI, `wasi:http` and the `host`
 /// interface.
 ///
-/// Strategy: one engine and one linker for the life of the process; each plugin
-/// is compiled once into an `InstancePre`, and each call instantiates it afresh in
-/// its own store, so calls share nothing. With the pooling allocator the memory,
+/// Strategy: one Cranelift engine and linker for the life of the process (and
+/// a Winch one when new components are first served from a quick compile, see
+/// `tiers`); each plugin is compiled into an `InstancePre`, and each call
+/// instantiates it afresh in its own store, so calls share nothing. With the pooling allocator the memory,
 /// tables and fiber stack of a call come from slots reserved at start-up, so an
 /// instantiation is a few microseconds and a finished call's memory is returned
 /// to the kernel (RSS goes back down). Fuel metering is compiled in for every
 /// plugin so that a manifest can ask for it at any time (hot reload included);
 /// plugins that set no fuel limit get an effectively unlimited tank.
 pub struct Runtime {
+    /// Cranelift's engine: the code every plugin ends up running.
     pub(crate) engine: Engine,
     pub(crate) linker: Arc<Linker<HostState>>,
+    /// Winch's engine, if new components are first served from its quick
+    /// compile (see `tiers`).
+    pub(crate) quick: Option<Backend>,
+    /// Makes the optimised code of plugins served from a quick compile.
+    pub(crate) optimizer: Option<Optimizer>,
     pub(crate) options: RuntimeOptions,
     pub(crate) slots: CallSlots,
     /// Places for plugins' spare instances (see `instances`); none if the
@@ -73,46 +83,35 @@ impl Runtime {
     /// possible) and the linker.
     pub fn with_options(options: RuntimeOptions) -> Result<Self, RuntimeError> {
         let functions = Arc::new(FunctionCache::new(FUNCTION_CACHE_BYTES));
-        let mut config = base_config(&functions)?;
-        let mut pooled = false;
-        let engine = if options.pooling {
-            config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config(
-                options.max_concurrent_calls.saturating_add(options.spares),
-                &options.ceilings,
-            )));
-            match Engine::new(&config) {
-                Ok(engine) => {
-                    pooled = true;
-                    engine
-                }
-                Err(error) => {
-                    tracing::warn!(
-                        "could not reserve the instance pool, using on-demand allocation \
-                         (each call costs more): {error:#}"
-                    );
-                    new_engine(&base_config(&functions)?)?
-                }
-            }
+        let quick = if options.quick_compile {
+            quick_backend(&options)
         } else {
-            new_engine(&config)?
+            None
         };
+        let (engine, pooled) = pooled_engine(&options, || {
+            let mut config = base_config();
+            config
+                .enable_incremental_compilation(functions.clone())
+                .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
+            // Behind quick compiles, Cranelift works in the background on
+            // one core, leaving the others to the server.
+            config.parallel_compilation(quick.is_none());
+            Ok(config)
+        })?;
+        let linker = Arc::new(new_linker(&engine)?);
 
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
-            .map_err(|e| RuntimeError::Engine(format!("linking WASI: {e:#}")))?;
-        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
-            .map_err(|e| RuntimeError::Engine(format!("linking wasi:http: {e:#}")))?;
-        PluginWorld::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
-            .map_err(|e| RuntimeError::Engine(format!("linking the host interface: {e:#}")))?;
-
-        let epoch = Arc::new(EpochTicker::start(engine.clone()));
+        let mut engines = vec![engine.clone()];
+        engines.extend(quick.as_ref().map(|q| q.engine.clone()));
+        let epoch = Arc::new(EpochTicker::start(engines));
         let cache = options
             .cache_root
             .as_deref()
             .map(|root| CompiledCache::new(root, &engine));
-        Ok(Self {
+        let mut runtime = Self {
             engine,
-            linker: Arc::new(linker),
+            linker,
+            quick,
+            optimizer: None,
             cache,
             functions,
             slots: CallSlots::new(options.max_concurrent_calls),
@@ -121,7 +120,16 @@ impl Runtime {
             options,
             pooled,
             epoch,
-        })
+        };
+        if runtime.quick.is_some() {
+            runtime.optimizer = Some(Optimizer::start(
+                runtime.engine.clone(),
+                runtime.cache.clone(),
+                runtime.functions.clone(),
+                runtime.code_maker(Tier::Optimized),
+            ));
+        }
+        Ok(runtime)
     }
 
     /// The limits a plugin gets when its manifest does not set them.
@@ -145,20 +153,88 @@ impl Runtime {
     }
 }
 
-fn base_config(functions: &Arc<FunctionCache>) -> Result<Config, RuntimeError> {
+/// An engine and the linker made for it.
+pub(crate) struct Backend {
+    pub(crate) engine: Engine,
+    pub(crate) linker: Arc<Linker<HostState>>,
+}
+
+/// What every engine shares: async calls, epoch interruption, fuel, the stack
+/// limit and the component model.
+fn base_config() -> Config {
     let mut config = Config::new();
-    config
-        .enable_incremental_compilation(functions.clone())
-        .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
     config.epoch_interruption(true);
     config.consume_fuel(true);
     config.max_wasm_stack(MAX_WASM_STACK);
     config.wasm_component_model(true);
-    Ok(config)
+    config
+}
+
+/// An engine from `config()`, with the instance pool if the options ask for
+/// it and it can be reserved (else on-demand allocation, with a warning), and
+/// whether it got the pool.
+fn pooled_engine(
+    options: &RuntimeOptions,
+    config: impl Fn() -> Result<Config, RuntimeError>,
+) -> Result<(Engine, bool), RuntimeError> {
+    if !options.pooling {
+        return Ok((new_engine(&config()?)?, false));
+    }
+    let mut pooled = config()?;
+    pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config(
+        options.max_concurrent_calls.saturating_add(options.spares),
+        &options.ceilings,
+    )));
+    match Engine::new(&pooled) {
+        Ok(engine) => Ok((engine, true)),
+        Err(error) => {
+            tracing::warn!(
+                "could not reserve the instance pool, using on-demand allocation \
+                 (each call costs more): {error:#}"
+            );
+            Ok((new_engine(&config()?)?, false))
+        }
+    }
+}
+
+/// Winch's engine and linker, or `None` (with the reason in the log) where
+/// Winch cannot run: new components are then compiled by Cranelift only.
+fn quick_backend(options: &RuntimeOptions) -> Option<Backend> {
+    let made = pooled_engine(options, || {
+        let mut config = base_config();
+        config.strategy(Strategy::Winch);
+        Ok(config)
+    })
+    .and_then(|(engine, _)| {
+        let linker = new_linker(&engine)?;
+        Ok(Backend {
+            engine,
+            linker: Arc::new(linker),
+        })
+    });
+    match made {
+        Ok(backend) => Some(backend),
+        Err(error) => {
+            tracing::info!("new components are compiled by Cranelift only: {error}");
+            None
+        }
+    }
 }
 
 fn new_engine(config: &Config) -> Result<Engine, RuntimeError> {
     Engine::new(config).map_err(|e| RuntimeError::Engine(format!("{e:#}")))
+}
+
+/// A linker with WASI, `wasi:http` and the `host` interface.
+fn new_linker(engine: &Engine) -> Result<Linker<HostState>, RuntimeError> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+        .map_err(|e| RuntimeError::Engine(format!("linking WASI: {e:#}")))?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
+        .map_err(|e| RuntimeError::Engine(format!("linking wasi:http: {e:#}")))?;
+    PluginWorld::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
+        .map_err(|e| RuntimeError::Engine(format!("linking the host interface: {e:#}")))?;
+    Ok(linker)
 }
 
 /// A pool with one slot per instance that may exist at once (a running call's

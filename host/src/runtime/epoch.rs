@@ -1,4 +1,4 @@
-//! The epoch clock: a thread that advances the engine's epoch every
+//! The epoch clock: a thread that advances the engines' epoch every
 //! [`EPOCH_TICK`] while guest code may run, and sleeps when none can.
 //!
 //! Deadlines, cancellation and a long call's move to the worker threads are
@@ -42,7 +42,9 @@ struct Shared {
 }
 
 impl EpochTicker {
-    pub(crate) fn start(engine: Engine) -> Self {
+    /// Starts the clock of `engines` (Cranelift's, and Winch's if new
+    /// components are served from its quick compile).
+    pub(crate) fn start(engines: Vec<Engine>) -> Self {
         let shared = Arc::new(Shared {
             stores: AtomicUsize::new(0),
             parked: AtomicBool::new(false),
@@ -53,7 +55,7 @@ impl EpochTicker {
         let ticker = shared.clone();
         let handle = std::thread::Builder::new()
             .name("wharf-epoch".into())
-            .spawn(move || ticker.run(&engine))
+            .spawn(move || ticker.run(&engines))
             .expect("spawning the epoch thread");
         let _ = shared.thread.set(handle.thread().clone());
         Self { shared }
@@ -81,7 +83,7 @@ impl EpochTicker {
 }
 
 impl Shared {
-    fn run(&self, engine: &Engine) {
+    fn run(&self, engines: &[Engine]) {
         let mut idle = 0u32;
         while !self.stop.load(Ordering::Relaxed) {
             if self.stores.load(Ordering::SeqCst) > 0 {
@@ -99,7 +101,9 @@ impl Shared {
                 continue;
             }
             std::thread::sleep(EPOCH_TICK);
-            engine.increment_epoch();
+            for engine in engines {
+                engine.increment_epoch();
+            }
             self.ticks.fetch_add(1, Ordering::SeqCst);
         }
     }
@@ -139,7 +143,7 @@ mod tests {
 
     #[test]
     fn the_clock_ticks_while_a_store_exists_and_parks_a_while_after() {
-        let ticker = EpochTicker::start(Engine::default());
+        let ticker = EpochTicker::start(vec![Engine::default()]);
         let store = ticker.use_epoch();
         // Never parked while a store exists, however long.
         std::thread::sleep(EPOCH_TICK * (IDLE_TICKS + 20));

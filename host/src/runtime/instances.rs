@@ -79,6 +79,7 @@ struct Spare {
 }
 
 /// What a plugin needs to make instances, besides the compiled component.
+#[derive(Clone)]
 pub(crate) struct InstanceSettings {
     pub(crate) engine: Engine,
     pub(crate) epoch: Arc<EpochTicker>,
@@ -112,9 +113,9 @@ impl Instances {
         }
     }
 
-    /// The linked component these instances come from.
-    pub(crate) fn pre(&self) -> &InstancePre<HostState> {
-        &self.pre
+    /// The engine that compiled the component.
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
     }
 
     /// A new store with this plugin's limits and grants, set up for a call

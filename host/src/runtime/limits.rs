@@ -93,6 +93,10 @@ pub struct RuntimeOptions {
     pub spares: usize,
     /// How long a spare no call takes is kept.
     pub spare_idle: Duration,
+    /// Serve a component never compiled before from Winch's quick compile
+    /// while Cranelift compiles it in the background (see `tiers`); where
+    /// Winch cannot run, Cranelift alone compiles.
+    pub quick_compile: bool,
 }
 
 impl Default for RuntimeOptions {
@@ -106,6 +110,7 @@ impl Default for RuntimeOptions {
             placement: Placement::Caller,
             spares: super::instances::MAX_SPARES,
             spare_idle: super::instances::SPARE_IDLE,
+            quick_compile: false,
         }
     }
 }

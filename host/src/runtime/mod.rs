@@ -8,6 +8,7 @@ mod admission;
 mod bindings;
 mod cache;
 mod capture;
+mod code;
 mod engine;
 mod epoch;
 mod failure;
@@ -24,6 +25,7 @@ mod prompt;
 mod resource;
 mod retire;
 mod state;
+mod tiers;
 mod types;
 
 pub use cache::{CompiledCache, ContentHash};
@@ -41,6 +43,7 @@ pub use resource::{
     MIN_POLL, ResourceContent, ResourceSpec, ResourceSpecError, TemplateSpec, scheme,
 };
 pub use state::{CallContext, CallEvent};
+pub use tiers::Tier;
 pub use types::{CallOutput, ContentItem, ResourceBody, SpecError, ToolHints, ToolSpec};
 
 /// The log levels a plugin can use, as defined by the WIT contract.

@@ -3,27 +3,28 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use arc_swap::ArcSwap;
 use futures::future::BoxFuture;
 
-use wasmtime::Store;
-use wasmtime::component::{Component, Instance, InstancePre};
+use wasmtime::component::Instance;
+use wasmtime::{Engine, Store};
 
 use super::admission::{CallSlots, Slot};
-use super::bindings::exports::wharf::plugin::prompts as wit_prompts;
-use super::bindings::exports::wharf::plugin::resources as wit_resources;
-use super::bindings::exports::wharf::plugin::tools::{self as wit_tools, ToolError};
-use super::cache::ContentHash;
+use super::bindings::exports::wharf::plugin::tools::ToolError;
+use super::code::{Code, Exports, WharfExports};
 use super::engine::Runtime;
 use super::failure::{CallFailure, classify};
 use super::grants::Grants;
 use super::input::CallClock;
-use super::instances::{InstanceSettings, Instances};
+use super::instances::InstanceSettings;
 use super::limits::CallLimits;
+use super::placement::Placement;
 use super::plain::{self, PlainExports, SkippedFunction};
 use super::prompt::PromptSpec;
 use super::resource::{ResourceSpec, TemplateSpec};
 use super::retire::Retirer;
 use super::state::{CallContext, HostState, Sandbox};
+use super::tiers::{Tier, TierUp};
 use super::types::{CallOutput, SpecError, ToolSpec};
 
 /// Extra time past the deadline before a call stuck in a host call is abandoned.
@@ -85,53 +86,16 @@ pub enum PluginKind {
     Plain,
 }
 
-/// How a plugin's tools are called.
-enum Exports {
-    Wharf(WharfExports),
-    Plain(PlainExports),
-}
-
-/// Where a `wharf:plugin` component's exports are: `tools` always, `prompts`
-/// and `resources` if the component offers them (a `tool-plugin` does not).
-struct WharfExports {
-    tools: wit_tools::GuestIndices,
-    prompts: Option<wit_prompts::GuestIndices>,
-    resources: Option<wit_resources::GuestIndices>,
-}
-
-/// The export a component offers prompts through.
-const PROMPTS_INTERFACE: &str = "wharf:plugin/prompts@0.1.0";
-
-/// The export a component offers resources through.
-const RESOURCES_INTERFACE: &str = "wharf:plugin/resources@0.1.0";
-
-impl WharfExports {
-    fn new(pre: &InstancePre<HostState>) -> Result<Self, LoadError> {
-        let tools = wit_tools::GuestIndices::new(pre)
-            .map_err(|e| LoadError::NotAToolPlugin(format!("{e:#}")))?;
-        // Present but not of our shape: a broken plugin, not a missing feature.
-        let bad_export = |e: wasmtime::Error| LoadError::BadExport(format!("{e:#}"));
-        let prompts = match pre.component().get_export_index(None, PROMPTS_INTERFACE) {
-            None => None,
-            Some(_) => Some(wit_prompts::GuestIndices::new(pre).map_err(bad_export)?),
-        };
-        let resources = match pre.component().get_export_index(None, RESOURCES_INTERFACE) {
-            None => None,
-            Some(_) => Some(wit_resources::GuestIndices::new(pre).map_err(bad_export)?),
-        };
-        Ok(Self {
-            tools,
-            prompts,
-            resources,
-        })
-    }
-}
-
 /// A compiled plugin, ready to be instantiated for each call.
 pub struct Plugin {
-    /// Its name, sandbox and compiled component, and its spare instance.
-    pub(super) instances: Arc<Instances>,
-    exports: Exports,
+    name: Arc<str>,
+    pub(super) sandbox: Arc<Sandbox>,
+    kind: PluginKind,
+    /// Its compiled component and spare instance; replaced by the optimised
+    /// compile if Winch's quick one came first (see `tiers`).
+    pub(super) code: Arc<ArcSwap<Code>>,
+    /// Where its calls run guest code.
+    placement: Placement,
     tools: Vec<ToolSpec>,
     /// Prompts (`wharf:plugin` components that export `prompts` only).
     prompts: Vec<PromptSpec>,
@@ -153,7 +117,7 @@ pub struct Plugin {
 impl std::fmt::Debug for Plugin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Plugin")
-            .field("name", &self.instances.name)
+            .field("name", &self.name)
             .field("tools", &self.tools.len())
             .finish_non_exhaustive()
     }
@@ -196,140 +160,96 @@ impl Runtime {
                 None
             })
             .unwrap_or_default();
-        let component = self.compile(bytes).await?;
-        let instance_pre = self
-            .linker
-            .instantiate_pre(&component)
-            .map_err(|e| LoadError::Link(format!("{e:#}")))?;
-        let component_type = component.component_type();
-        let imports = component_type
-            .imports(&self.engine)
+        let mut compiled = self.compile(bytes).await?;
+        let tier = compiled.tier();
+        let name: Arc<str> = name.into();
+        let sandbox = Arc::new(Sandbox::new(limits, grants));
+        let made = self
+            .code_maker(tier)
+            .make(&compiled.component, &name, &sandbox, &docs)?;
+        for skip in &made.skipped {
+            tracing::warn!(
+                plugin = %name,
+                function = %skip.function,
+                "function is not offered as a tool: {}",
+                skip.reason
+            );
+        }
+        let engine: &Engine = made.code.instances.engine();
+        let imports = compiled
+            .component
+            .component_type()
+            .imports(engine)
             .map(|(name, _)| name.to_string())
             .collect();
-        let is_wharf = component_type
-            .exports(&self.engine)
-            .any(|(name, _)| name.starts_with("wharf:plugin/tools"));
-
-        let max_concurrent_calls = limits.max_concurrent_calls;
-        let instances = Instances::new(
-            name.into(),
-            Arc::new(Sandbox::new(limits, grants)),
-            instance_pre,
-            InstanceSettings {
-                engine: self.engine.clone(),
-                epoch: self.epoch.clone(),
-                placement: self.options.placement.clone(),
-                budget: self.spares.clone(),
-                idle: self.options.spare_idle,
-            },
-        );
+        let kind = match made.code.exports {
+            Exports::Wharf(_) => PluginKind::Wharf,
+            Exports::Plain(_) => PluginKind::Plain,
+        };
+        let tools = match &made.code.exports {
+            Exports::Plain(plain) => plain.tools.iter().map(|t| t.spec.clone()).collect(),
+            Exports::Wharf(_) => Vec::new(),
+        };
+        let max_concurrent_calls = sandbox.limits.max_concurrent_calls;
         let mut plugin = Plugin {
-            instances: Arc::new(instances),
-            exports: Exports::Plain(PlainExports { tools: Vec::new() }),
-            tools: Vec::new(),
+            name: name.clone(),
+            sandbox: sandbox.clone(),
+            kind,
+            code: Arc::new(ArcSwap::from_pointee(made.code)),
+            placement: self.options.placement.clone(),
+            tools,
             prompts: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
-            skipped: Vec::new(),
+            skipped: made.skipped,
             imports,
             calls: CallSlots::new(max_concurrent_calls),
             all_calls: self.slots.clone(),
             retirer: self.retirer.clone(),
         };
-        if !is_wharf {
-            let (tools, skipped) = plain::describe(&self.engine, &component, &docs);
-            for skip in &skipped {
-                tracing::warn!(
-                    plugin = name,
-                    function = %skip.function,
-                    "function is not offered as a tool: {}",
-                    skip.reason
-                );
-            }
-            let mut kept: Vec<plain::PlainTool> = Vec::with_capacity(tools.len());
-            for tool in tools {
-                if kept.iter().any(|t| t.spec.name == tool.spec.name) {
-                    plugin.skipped.push(SkippedFunction {
-                        function: tool.spec.name.clone(),
-                        reason: "another exported interface gives the same tool name".into(),
-                    });
-                } else {
-                    kept.push(tool);
-                }
-            }
-            if kept.is_empty() {
-                return Err(LoadError::NoTools(skipped));
-            }
-            plugin.skipped.extend(skipped);
-            plugin.tools = kept.iter().map(|t| t.spec.clone()).collect();
-            plugin.exports = Exports::Plain(PlainExports { tools: kept });
+        if kind == PluginKind::Plain {
             // A component that cannot start (a trap in its initialisation, say)
             // is refused now rather than failing every call.
             plugin.start_once().await.map_err(LoadError::Start)?;
-            return Ok(plugin);
+        } else {
+            plugin.tools = plugin.listed_tools().await?;
+            plugin.prompts = plugin
+                .list_prompts()
+                .await
+                .map_err(LoadError::ListPrompts)?;
+            (plugin.resources, plugin.templates) = plugin
+                .list_resources()
+                .await
+                .map_err(LoadError::ListResources)?;
         }
-
-        plugin.exports = Exports::Wharf(WharfExports::new(plugin.instances.pre())?);
-        let listed = plugin.list_tools().await.map_err(LoadError::ListTools)?;
-        let mut tools: Vec<ToolSpec> = Vec::with_capacity(listed.len());
-        for (tool_name, spec) in listed {
-            match spec {
-                Err(error) => {
-                    tracing::warn!(plugin = name, tool = %tool_name, "tool left out: {error}")
-                }
-                Ok(spec) if tools.iter().any(|t| t.name == spec.name) => {
-                    tracing::warn!(plugin = name, tool = %spec.name, "tool left out: its name is listed twice")
-                }
-                Ok(spec) => tools.push(spec),
-            }
+        if let (Some(bytes), Some(optimizer)) = (compiled.quick_from.take(), &self.optimizer) {
+            optimizer.submit(TierUp {
+                bytes,
+                docs,
+                name,
+                sandbox,
+                code: Arc::downgrade(&plugin.code),
+            });
         }
-        plugin.tools = tools;
-        plugin.prompts = plugin
-            .list_prompts()
-            .await
-            .map_err(LoadError::ListPrompts)?;
-        (plugin.resources, plugin.templates) = plugin
-            .list_resources()
-            .await
-            .map_err(LoadError::ListResources)?;
         Ok(plugin)
     }
-}
 
-impl Runtime {
-    /// Compiles on a blocking thread (off the async executor), or takes the
-    /// artifact from the cache when these exact bytes were compiled before.
-    async fn compile(&self, bytes: Vec<u8>) -> Result<Component, LoadError> {
-        let engine = self.engine.clone();
-        let cache = self.cache.clone();
-        let functions = self.functions.clone();
-        tokio::task::spawn_blocking(move || {
-            let hash = ContentHash::of(&bytes);
-            if let Some(component) = cache.as_ref().and_then(|c| c.get(&engine, &hash)) {
-                tracing::debug!("compiled component taken from the cache");
-                return Ok(component);
-            }
-            let component = Component::new(&engine, &bytes)
-                .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
-            tracing::debug!(
-                function_cache_bytes = functions.bytes(),
-                capacity = functions.capacity(),
-                "component compiled"
-            );
-            if let Some(cache) = &cache {
-                cache.put(&hash, &component);
-            }
-            Ok(component)
-        })
-        .await
-        .map_err(|e| LoadError::Compile(e.to_string()))?
+    /// How plugins' instances are made, for components compiled by `engine`.
+    pub(super) fn instance_settings(&self, engine: Engine) -> InstanceSettings {
+        InstanceSettings {
+            engine,
+            epoch: self.epoch.clone(),
+            placement: self.options.placement.clone(),
+            budget: self.spares.clone(),
+            idle: self.options.spare_idle,
+        }
     }
 }
 
 impl Plugin {
     /// The plugin's name (from its file name).
     pub fn name(&self) -> &str {
-        &self.instances.name
+        &self.name
     }
 
     /// The tools it offers, in the order the plugin listed them.
@@ -354,10 +274,12 @@ impl Plugin {
 
     /// Whether it implements `wharf:plugin` or is a plain component.
     pub fn kind(&self) -> PluginKind {
-        match self.exports {
-            Exports::Wharf(_) => PluginKind::Wharf,
-            Exports::Plain(_) => PluginKind::Plain,
-        }
+        self.kind
+    }
+
+    /// Which compiler made the code its calls run now.
+    pub fn tier(&self) -> Tier {
+        self.code.load().tier
     }
 
     /// Exported functions of a plain component that are not tools, with the reason.
@@ -372,12 +294,12 @@ impl Plugin {
 
     /// The limits each of its calls gets.
     pub fn limits(&self) -> &CallLimits {
-        &self.instances.sandbox.limits
+        &self.sandbox.limits
     }
 
     /// What it was granted beyond the default sandbox.
     pub fn grants(&self) -> &Grants {
-        &self.instances.sandbox.grants
+        &self.sandbox.grants
     }
 
     /// Calls `tool` with `arguments` (a JSON object as text) in a fresh instance.
@@ -392,9 +314,10 @@ impl Plugin {
         ctx: CallContext,
     ) -> Result<CallOutput, CallFailure> {
         let slots = self.take_slots()?;
-        let output = match &self.exports {
-            Exports::Wharf(pre) => self.call_wharf(pre, tool, arguments, ctx).await?,
-            Exports::Plain(plain) => self.call_plain(plain, tool, arguments, ctx).await?,
+        let code = self.code.load_full();
+        let output = match &code.exports {
+            Exports::Wharf(pre) => self.call_wharf(&code, pre, tool, arguments, ctx).await?,
+            Exports::Plain(plain) => self.call_plain(&code, plain, tool, arguments, ctx).await?,
         };
         drop(slots);
         let size = output.size_bytes();
@@ -419,6 +342,7 @@ impl Plugin {
     /// Runs `call-tool` of a `wharf:plugin` component.
     async fn call_wharf(
         &self,
+        code: &Code,
         pre: &WharfExports,
         tool: &str,
         arguments: &str,
@@ -426,7 +350,7 @@ impl Plugin {
     ) -> Result<CallOutput, CallFailure> {
         // The bindings take the `json` type alias (`String`) by reference.
         let arguments = arguments.to_owned();
-        let (mut store, instance) = self.fresh_instance(ctx).await?;
+        let (mut store, instance) = self.fresh_instance(code, ctx).await?;
         let tools = self.export(pre.tools.load(&mut store, &instance))?;
         let cancel = store.data().call_cancel();
         let clock = store.data().clock.clone();
@@ -453,6 +377,7 @@ impl Plugin {
     /// Calls an exported function of a plain component with converted arguments.
     async fn call_plain(
         &self,
+        code: &Code,
         plain: &PlainExports,
         tool: &str,
         arguments: &str,
@@ -466,7 +391,7 @@ impl Plugin {
         // Converted before any instance exists: bad arguments cost nothing.
         let params = plain::arguments(&tool.signature, arguments)?;
         let mut results = plain::result_slots(&tool.signature);
-        let (mut store, instance) = self.fresh_instance(ctx).await?;
+        let (mut store, instance) = self.fresh_instance(code, ctx).await?;
         let cancel = store.data().call_cancel();
         let func = instance.get_func(&mut store, tool.export).ok_or_else(|| {
             CallFailure::Setup(format!("the export of `{}` is gone", tool.spec.name))
@@ -491,7 +416,29 @@ impl Plugin {
     /// free call slot, as loading does.
     async fn start_once(&self) -> Result<(), CallFailure> {
         let _slot: Slot = self.all_calls.take().await;
-        self.new_instance(CallContext::default()).await.map(|_| ())
+        self.new_instance(&self.code.load(), CallContext::default())
+            .await
+            .map(|_| ())
+    }
+
+    /// The tools a `wharf:plugin` component lists, less those whose
+    /// description is invalid or whose name it lists twice (each with a
+    /// warning).
+    async fn listed_tools(&self) -> Result<Vec<ToolSpec>, LoadError> {
+        let listed = self.list_tools().await.map_err(LoadError::ListTools)?;
+        let mut tools: Vec<ToolSpec> = Vec::with_capacity(listed.len());
+        for (tool_name, spec) in listed {
+            match spec {
+                Err(error) => {
+                    tracing::warn!(plugin = %self.name, tool = %tool_name, "tool left out: {error}")
+                }
+                Ok(spec) if tools.iter().any(|t| t.name == spec.name) => {
+                    tracing::warn!(plugin = %self.name, tool = %spec.name, "tool left out: its name is listed twice")
+                }
+                Ok(spec) => tools.push(spec),
+            }
+        }
+        Ok(tools)
     }
 
     /// Asks a fresh instance for its tool list, with each description parsed.
@@ -499,10 +446,11 @@ impl Plugin {
     /// on how busy the server is.
     async fn list_tools(&self) -> Result<Vec<(String, Result<ToolSpec, SpecError>)>, CallFailure> {
         let _slot: Slot = self.all_calls.take().await;
-        let Exports::Wharf(pre) = &self.exports else {
+        let code = self.code.load_full();
+        let Exports::Wharf(pre) = &code.exports else {
             return Ok(Vec::new());
         };
-        let (mut store, instance) = self.new_instance(CallContext::default()).await?;
+        let (mut store, instance) = self.new_instance(&code, CallContext::default()).await?;
         let tools = self.export(pre.tools.load(&mut store, &instance))?;
         let cancel = store.data().call_cancel();
         let outcome = guarded(&cancel, self.limits().timeout, async {
@@ -525,8 +473,7 @@ impl Plugin {
         R: Send + 'static,
     {
         let ticks = store.data().epoch_ticks.clone();
-        self.instances
-            .placement
+        self.placement
             .run(&ticks, async move {
                 let outcome = work(&mut store).await;
                 (store, outcome)
@@ -538,21 +485,23 @@ impl Plugin {
     /// plugin's spare if it has one (see [`Instances`]), else one made now.
     async fn fresh_instance(
         &self,
+        code: &Code,
         ctx: CallContext,
     ) -> Result<(Store<HostState>, Instance), CallFailure> {
-        match self.instances.take_spare(ctx) {
+        match code.instances.take_spare(ctx) {
             Ok(spare) => Ok(spare),
-            Err(ctx) => self.new_instance(ctx).await,
+            Err(ctx) => self.new_instance(code, ctx).await,
         }
     }
 
     /// An instance made now, in a new store for the call `ctx`.
     async fn new_instance(
         &self,
+        code: &Code,
         ctx: CallContext,
     ) -> Result<(Store<HostState>, Instance), CallFailure> {
-        let mut store = self.instances.new_store(ctx)?;
-        let instance = self.instances.instantiate(&mut store).await;
+        let mut store = code.instances.new_store(ctx)?;
+        let instance = code.instances.instantiate(&mut store).await;
         let instance = self.finish(&store, instance)?;
         Ok((store, instance))
     }
@@ -565,7 +514,7 @@ impl Plugin {
     /// Ends a call: [`finish`](Self::finish), then any request the sandbox
     /// refused during the call (a refused request fails the call even if the
     /// plugin handled the refusal). The store is dropped once the answer is out
-    /// (see [`Retirer`]).
+    /// (see [`Retirer`]), and the plugin's current code makes its next spare.
     fn conclude<T>(
         &self,
         store: Store<HostState>,
@@ -577,8 +526,9 @@ impl Plugin {
                     Some(refusal) => Err(refusal),
                     None => Ok(value),
                 });
+        let refill = self.code.load().instances.refill();
         self.retirer
-            .retire(store, self.instances.refill().map(|refill| refill.run()));
+            .retire(store, refill.map(|refill| refill.run()));
         concluded
     }
 

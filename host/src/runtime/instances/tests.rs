@@ -82,18 +82,27 @@ async fn two(runtime: &Runtime) -> (Plugin, Plugin) {
 async fn the_next_call_takes_the_spare_and_it_is_fresh() {
     let runtime = runtime(4, Duration::from_secs(30));
     let plugin = load(&runtime, "counter", counter(0, 0), CallLimits::default()).await;
-    assert!(!plugin.instances.has_spare(), "no spare before any call");
+    assert!(
+        !plugin.code.load().instances.has_spare(),
+        "no spare before any call"
+    );
     assert_eq!(count_then_settle(&plugin).await, Ok(2.into()));
-    assert!(plugin.instances.has_spare(), "made after the call");
+    assert!(
+        plugin.code.load().instances.has_spare(),
+        "made after the call"
+    );
     for _ in 0..3 {
         assert_eq!(
             count(&plugin, CallContext::default()).await,
             Ok(2.into()),
             "an instance no call has used"
         );
-        assert!(!plugin.instances.has_spare(), "the call took it");
+        assert!(
+            !plugin.code.load().instances.has_spare(),
+            "the call took it"
+        );
         settle().await;
-        assert!(plugin.instances.has_spare());
+        assert!(plugin.code.load().instances.has_spare());
     }
 }
 
@@ -117,7 +126,7 @@ async fn a_spare_call_has_its_whole_time_limit_from_its_start() {
     // Long enough to see several epoch ticks, well short of the limit.
     let plugin = load(&runtime, "spinner", counter(0, 10_000_000), limits).await;
     assert_eq!(count_then_settle(&plugin).await, Ok(2.into()));
-    assert!(plugin.instances.has_spare());
+    assert!(plugin.code.load().instances.has_spare());
     // The spare is now older than the limit: its clock must start with the call.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(count(&plugin, CallContext::default()).await, Ok(2.into()));
@@ -138,7 +147,7 @@ async fn a_spare_call_gets_the_fuel_its_start_up_left_as_any_call() {
     let first = count_then_settle(&tight).await;
     assert_eq!(first, Err(CallFailure::OutOfFuel(fuel)), "no spare yet");
     // A call that fails still leaves a spare behind it.
-    assert!(tight.instances.has_spare());
+    assert!(tight.code.load().instances.has_spare());
     assert_eq!(count(&tight, CallContext::default()).await, first);
     let roomy = load(&runtime, "roomy", counter(spins, 0), limits).await;
     assert_eq!(count_then_settle(&roomy).await, Ok(2.into()));
@@ -151,12 +160,15 @@ async fn the_runtime_holds_no_more_spares_than_it_may() {
     let (first, second) = two(&runtime).await;
     count_then_settle(&first).await.unwrap();
     count_then_settle(&second).await.unwrap();
-    assert!(first.instances.has_spare());
-    assert!(!second.instances.has_spare(), "the one place is taken");
+    assert!(first.code.load().instances.has_spare());
+    assert!(
+        !second.code.load().instances.has_spare(),
+        "the one place is taken"
+    );
     // A plugin that goes (a reload, say) gives its place back.
     drop(first);
     count_then_settle(&second).await.unwrap();
-    assert!(second.instances.has_spare());
+    assert!(second.code.load().instances.has_spare());
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -164,11 +176,17 @@ async fn a_spare_nobody_takes_is_dropped_after_the_idle_time() {
     let runtime = runtime(1, Duration::from_millis(50));
     let (first, second) = two(&runtime).await;
     count_then_settle(&first).await.unwrap();
-    assert!(first.instances.has_spare());
+    assert!(first.code.load().instances.has_spare());
     tokio::time::sleep(Duration::from_millis(150)).await;
-    assert!(!first.instances.has_spare(), "dropped when idle");
+    assert!(
+        !first.code.load().instances.has_spare(),
+        "dropped when idle"
+    );
     count_then_settle(&second).await.unwrap();
-    assert!(second.instances.has_spare(), "its place was given back");
+    assert!(
+        second.code.load().instances.has_spare(),
+        "its place was given back"
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -177,6 +195,6 @@ async fn a_runtime_allowed_no_spares_makes_none() {
     let plugin = load(&runtime, "counter", counter(0, 0), CallLimits::default()).await;
     for _ in 0..3 {
         assert_eq!(count_then_settle(&plugin).await, Ok(2.into()));
-        assert!(!plugin.instances.has_spare());
+        assert!(!plugin.code.load().instances.has_spare());
     }
 }

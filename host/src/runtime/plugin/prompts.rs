@@ -121,13 +121,14 @@ impl Plugin {
         &self,
         ctx: CallContext,
     ) -> Result<Option<(Store<HostState>, Guest)>, CallFailure> {
-        let Exports::Wharf(pre) = &self.exports else {
+        let code = self.code.load_full();
+        let Exports::Wharf(pre) = &code.exports else {
             return Ok(None);
         };
         let Some(indices) = &pre.prompts else {
             return Ok(None);
         };
-        let (mut store, instance) = self.fresh_instance(ctx).await?;
+        let (mut store, instance) = self.fresh_instance(&code, ctx).await?;
         let prompts = self.export(indices.load(&mut store, &instance))?;
         Ok(Some((store, prompts)))
     }

@@ -210,8 +210,8 @@ fn without_a_runtime_a_store_is_dropped_in_place() {
         .block_on(runtime.load("wat", answer("")))
         .unwrap();
     let state = HostState::new(
-        plugin.instances.name.clone(),
-        plugin.instances.sandbox.clone(),
+        plugin.name().into(),
+        plugin.sandbox.clone(),
         CallContext::default(),
         runtime.epoch.use_epoch(),
     )

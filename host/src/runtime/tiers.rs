@@ -1,0 +1,252 @@
+//! Tiered compilation: a component the server has not compiled before is
+//! served at once from Winch's quick compile, and Cranelift's optimised
+//! compile replaces it when ready.
+//!
+//! Cranelift makes code that runs several times faster, but compiling a small
+//! Rust plugin takes it about 200 ms of two cores (a JavaScript one, seconds),
+//! and a reload or a cold start waited for all of it. Winch, wasmtime's
+//! baseline compiler, does it in a fifth to a seventh of the time. So a new
+//! component is compiled by Winch, loads, lists its tools and answers calls;
+//! meanwhile Cranelift compiles it on the [`Optimizer`]'s thread, one
+//! component at a time and at a low priority, and the plugin's [`Code`] is
+//! swapped: calls under way finish on the code they started on, later ones
+//! get the optimised code. Only Cranelift's
+//! output goes to the compile cache, so a component seen before loads
+//! optimised straight away. A component Winch cannot compile (a proposal it
+//! lacks) is compiled by Cranelift before it loads, as without tiers.
+
+use std::sync::{Arc, Weak, mpsc};
+use std::time::Instant;
+
+use arc_swap::ArcSwap;
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+use super::cache::{CompiledCache, ContentHash};
+use super::code::{Code, CodeMaker};
+use super::engine::Runtime;
+use super::function_cache::FunctionCache;
+use super::plugin::LoadError;
+use super::state::Sandbox;
+use crate::docs::PackageDocs;
+
+/// Which compiler made a plugin's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// Winch: compiled quickly, runs slower; replaced when Cranelift is done.
+    Quick,
+    /// Cranelift.
+    Optimized,
+}
+
+/// A compiled component, and its bytes if Winch compiled it (they are
+/// compiled again by Cranelift).
+pub(super) struct Compiled {
+    pub(super) component: Component,
+    pub(super) quick_from: Option<Vec<u8>>,
+}
+
+impl Compiled {
+    pub(super) fn tier(&self) -> Tier {
+        match self.quick_from {
+            Some(_) => Tier::Quick,
+            None => Tier::Optimized,
+        }
+    }
+}
+
+impl Runtime {
+    /// Compiles on a blocking thread (off the async executor): from the cache
+    /// if these exact bytes were compiled before, else by Winch if the runtime
+    /// serves quick compiles, else by Cranelift (stored in the cache).
+    pub(super) async fn compile(&self, bytes: Vec<u8>) -> Result<Compiled, LoadError> {
+        let engine = self.engine.clone();
+        let quick = self.quick.as_ref().map(|q| q.engine.clone());
+        let cache = self.cache.clone();
+        let functions = self.functions.clone();
+        tokio::task::spawn_blocking(move || {
+            let hash = ContentHash::of(&bytes);
+            if let Some(component) = cache.as_ref().and_then(|c| c.get(&engine, &hash)) {
+                tracing::debug!("compiled component taken from the cache");
+                return Ok(Compiled {
+                    component,
+                    quick_from: None,
+                });
+            }
+            if let Some(quick) = quick {
+                match Component::new(&quick, &bytes) {
+                    Ok(component) => {
+                        return Ok(Compiled {
+                            component,
+                            quick_from: Some(bytes),
+                        });
+                    }
+                    Err(error) => tracing::debug!(
+                        "Winch cannot compile this component, Cranelift will: {error:#}"
+                    ),
+                }
+            }
+            let component = optimize(&engine, cache.as_ref(), &functions, &hash, &bytes)?;
+            Ok(Compiled {
+                component,
+                quick_from: None,
+            })
+        })
+        .await
+        .map_err(|e| LoadError::Compile(e.to_string()))?
+    }
+
+    /// The maker of code compiled by `tier`'s engine.
+    pub(super) fn code_maker(&self, tier: Tier) -> CodeMaker {
+        let (tier, engine, linker) = match (&self.quick, tier) {
+            (Some(quick), Tier::Quick) => (Tier::Quick, &quick.engine, &quick.linker),
+            _ => (Tier::Optimized, &self.engine, &self.linker),
+        };
+        CodeMaker {
+            tier,
+            linker: linker.clone(),
+            settings: self.instance_settings(engine.clone()),
+        }
+    }
+}
+
+/// Compiles with Cranelift and stores the result in the cache.
+fn optimize(
+    engine: &Engine,
+    cache: Option<&CompiledCache>,
+    functions: &FunctionCache,
+    hash: &ContentHash,
+    bytes: &[u8],
+) -> Result<Component, LoadError> {
+    let component =
+        Component::new(engine, bytes).map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+    tracing::debug!(
+        function_cache_bytes = functions.bytes(),
+        capacity = functions.capacity(),
+        "component compiled"
+    );
+    if let Some(cache) = cache {
+        cache.put(hash, &component);
+    }
+    Ok(component)
+}
+
+/// A plugin whose quick code is to be replaced with Cranelift's.
+pub(super) struct TierUp {
+    pub(super) bytes: Vec<u8>,
+    pub(super) docs: PackageDocs,
+    pub(super) name: Arc<str>,
+    pub(super) sandbox: Arc<Sandbox>,
+    /// The plugin's code; gone if the plugin was dropped (reloaded or
+    /// removed) meanwhile, and then nothing is compiled.
+    pub(super) code: Weak<ArcSwap<Code>>,
+}
+
+/// The thread that makes optimised code, one plugin at a time in the order
+/// they loaded, at a low priority: the quick compiles of a folder still
+/// loading and the calls being served come first. It ends with the runtime.
+pub(crate) struct Optimizer {
+    jobs: mpsc::Sender<TierUp>,
+    /// Held by the thread while it works on a plugin; tests hold it to keep
+    /// a plugin on its quick code.
+    #[cfg(test)]
+    pub(super) turn: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// How much lower than the server's the optimiser thread's priority is (a
+/// nice value; Linux only).
+const OPTIMIZER_NICENESS: i32 = 10;
+
+impl Optimizer {
+    pub(super) fn start(
+        engine: Engine,
+        cache: Option<CompiledCache>,
+        functions: Arc<FunctionCache>,
+        maker: CodeMaker,
+    ) -> Self {
+        let (jobs, queue) = mpsc::channel::<TierUp>();
+        let turn = Arc::new(tokio::sync::Mutex::new(()));
+        let held = turn.clone();
+        std::thread::Builder::new()
+            .name("wharf-optimize".into())
+            .spawn(move || {
+                lower_priority();
+                for job in queue {
+                    let _turn = held.blocking_lock();
+                    job.run(&engine, cache.as_ref(), &functions, &maker);
+                }
+            })
+            .expect("spawning the optimiser thread");
+        Self {
+            jobs,
+            #[cfg(test)]
+            turn,
+        }
+    }
+
+    /// Queues `job`.
+    pub(super) fn submit(&self, job: TierUp) {
+        if self.jobs.send(job).is_err() {
+            tracing::warn!("the optimiser thread is gone; the quick compile keeps serving");
+        }
+    }
+}
+
+impl TierUp {
+    fn run(
+        self,
+        engine: &Engine,
+        cache: Option<&CompiledCache>,
+        functions: &FunctionCache,
+        maker: &CodeMaker,
+    ) {
+        if self.code.strong_count() == 0 {
+            return;
+        }
+        let started = Instant::now();
+        let made = optimize(
+            engine,
+            cache,
+            functions,
+            &ContentHash::of(&self.bytes),
+            &self.bytes,
+        )
+        .and_then(|component| maker.make(&component, &self.name, &self.sandbox, &self.docs));
+        match (made, self.code.upgrade()) {
+            (Ok(made), Some(code)) => {
+                code.store(Arc::new(made.code));
+                tracing::debug!(
+                    plugin = %self.name,
+                    elapsed_ms = started.elapsed().as_millis() as u64,
+                    "optimised code in place"
+                );
+            }
+            (Ok(_), None) => {}
+            (Err(error), _) => tracing::warn!(
+                plugin = %self.name,
+                "the optimised compile failed; the quick one keeps serving: {error}"
+            ),
+        }
+    }
+}
+
+/// Lowers the calling thread's scheduling priority.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: plain system calls on the calling thread, no pointers.
+        let done = unsafe {
+            let thread = libc::gettid();
+            libc::setpriority(libc::PRIO_PROCESS, thread as libc::id_t, OPTIMIZER_NICENESS)
+        };
+        if done != 0 {
+            tracing::debug!(
+                "the optimiser thread keeps its priority: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests;

@@ -1,0 +1,201 @@
+//! Tiered compilation: a new component answers from Winch's compile, then
+//! from Cranelift's, which reaches the cache; the sandbox holds in both.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::runtime::{
+    CallContext, CallFailure, CallLimits, ContentHash, Grants, Plugin, Runtime, RuntimeOptions,
+    Tier,
+};
+
+fn runtime(quick_compile: bool, cache_root: Option<PathBuf>) -> Runtime {
+    Runtime::with_options(RuntimeOptions {
+        max_concurrent_calls: 2,
+        quick_compile,
+        cache_root,
+        ..RuntimeOptions::default()
+    })
+    .unwrap()
+}
+
+/// A plain component whose `count` adds one to a global and answers it (1 in
+/// a fresh instance) after looping `spins` times; `salt` makes its bytes
+/// differ from another's.
+fn counter(spins: u32, salt: u32) -> Vec<u8> {
+    wat::parse_str(format!(
+        r#"(component
+            (core module $m
+                (global $n (mut i32) (i32.const {salt}))
+                (func (export "count") (result i32) (local $left i32)
+                    (local.set $left (i32.const {spins}))
+                    (block $done (loop $again
+                        (br_if $done (i32.eqz (local.get $left)))
+                        (local.set $left (i32.sub (local.get $left) (i32.const 1)))
+                        (br $again)))
+                    (global.set $n (i32.add (global.get $n) (i32.const 1)))
+                    (i32.sub (global.get $n) (i32.const {salt}))))
+            (core instance $i (instantiate $m))
+            (func (export "count") (result u32) (canon lift (core func $i "count"))))"#
+    ))
+    .unwrap()
+}
+
+async fn load(runtime: &Runtime, name: &str, bytes: Vec<u8>, limits: CallLimits) -> Plugin {
+    runtime
+        .load_with(name, bytes, limits, Grants::default())
+        .await
+        .unwrap()
+}
+
+async fn count(plugin: &Plugin) -> Result<serde_json::Value, CallFailure> {
+    let out = plugin.call("count", "{}", CallContext::default()).await?;
+    Ok(out.structured.unwrap()["result"].clone())
+}
+
+/// Keeps the runtime's optimising compiles waiting while held.
+async fn hold_tier_ups(runtime: &Runtime) -> tokio::sync::OwnedMutexGuard<()> {
+    runtime
+        .optimizer
+        .as_ref()
+        .unwrap()
+        .turn
+        .clone()
+        .lock_owned()
+        .await
+}
+
+/// Waits (at most a minute) for the plugin's optimised code.
+async fn optimized(plugin: &Plugin) {
+    for _ in 0..6000 {
+        if plugin.tier() == Tier::Optimized {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the optimised code never came");
+}
+
+#[tokio::test]
+async fn a_new_component_answers_from_the_quick_compile_then_from_the_optimised_one() {
+    let runtime = runtime(true, None);
+    let held = hold_tier_ups(&runtime).await;
+    let plugin = load(&runtime, "counter", counter(10, 0), CallLimits::default()).await;
+    assert_eq!(plugin.tier(), Tier::Quick);
+    assert_eq!(count(&plugin).await, Ok(1.into()));
+    assert_eq!(count(&plugin).await, Ok(1.into()), "a fresh instance");
+    drop(held);
+    optimized(&plugin).await;
+    assert_eq!(count(&plugin).await, Ok(1.into()));
+    assert_eq!(count(&plugin).await, Ok(1.into()));
+}
+
+#[tokio::test]
+async fn without_quick_compiles_a_new_component_loads_optimised() {
+    let runtime = runtime(false, None);
+    assert!(runtime.quick.is_none());
+    let plugin = load(&runtime, "counter", counter(10, 0), CallLimits::default()).await;
+    assert_eq!(plugin.tier(), Tier::Optimized);
+    assert_eq!(count(&plugin).await, Ok(1.into()));
+}
+
+#[tokio::test]
+async fn the_optimised_compile_is_cached_and_loads_optimised_next_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = counter(10, 0);
+    let first = runtime(true, Some(dir.path().into()));
+    let plugin = load(&first, "counter", bytes.clone(), CallLimits::default()).await;
+    assert_eq!(plugin.tier(), Tier::Quick, "nothing cached yet");
+    optimized(&plugin).await;
+    let cache = first.cache.as_ref().unwrap();
+    assert!(cache.get(&first.engine, &ContentHash::of(&bytes)).is_some());
+
+    let second = runtime(true, Some(dir.path().into()));
+    let again = load(&second, "counter", bytes, CallLimits::default()).await;
+    assert_eq!(again.tier(), Tier::Optimized);
+    assert_eq!(count(&again).await, Ok(1.into()));
+}
+
+#[tokio::test]
+async fn a_plugin_dropped_before_its_turn_is_not_compiled_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = runtime(true, Some(dir.path().into()));
+    let held = hold_tier_ups(&runtime).await;
+    let gone = counter(10, 1);
+    drop(load(&runtime, "gone", gone.clone(), CallLimits::default()).await);
+    let kept = load(&runtime, "kept", counter(10, 2), CallLimits::default()).await;
+    drop(held);
+    // The queue is first come, first served: `gone`'s turn was before.
+    optimized(&kept).await;
+    let cache = runtime.cache.as_ref().unwrap();
+    assert!(
+        cache
+            .get(&runtime.engine, &ContentHash::of(&gone))
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn quick_code_keeps_to_the_time_and_fuel_limits() {
+    let runtime = runtime(true, None);
+    let _held = hold_tier_ups(&runtime).await;
+    let forever = load(
+        &runtime,
+        "forever",
+        counter(u32::MAX, 0),
+        CallLimits {
+            timeout: Duration::from_millis(200),
+            ..CallLimits::default()
+        },
+    )
+    .await;
+    assert_eq!(forever.tier(), Tier::Quick);
+    assert_eq!(
+        count(&forever).await,
+        Err(CallFailure::Timeout(Duration::from_millis(200)))
+    );
+
+    let thirsty = load(
+        &runtime,
+        "thirsty",
+        counter(1_000_000, 1),
+        CallLimits {
+            fuel: Some(10_000),
+            ..CallLimits::default()
+        },
+    )
+    .await;
+    assert_eq!(thirsty.tier(), Tier::Quick);
+    assert_eq!(count(&thirsty).await, Err(CallFailure::OutOfFuel(10_000)));
+}
+
+#[tokio::test]
+async fn quick_and_optimised_code_burn_the_same_fuel() {
+    let runtime = runtime(true, None);
+    let held = hold_tier_ups(&runtime).await;
+    let limits = CallLimits {
+        fuel: Some(1_000),
+        ..CallLimits::default()
+    };
+    // Find, in the quick code, the most spins the tank allows...
+    let (mut fits, mut over) = (0, 1_000);
+    while over - fits > 1 {
+        let mid = (fits + over) / 2;
+        let plugin = load(&runtime, "spins", counter(mid, 0), limits.clone()).await;
+        match count(&plugin).await {
+            Ok(_) => fits = mid,
+            Err(CallFailure::OutOfFuel(_)) => over = mid,
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+    let spins = fits;
+    let plugin = load(&runtime, "spins", counter(spins, 0), limits.clone()).await;
+    assert!(spins > 10, "{spins} spins");
+    drop(held);
+    // ...which the optimised code allows too, and not one more.
+    optimized(&plugin).await;
+    assert_eq!(count(&plugin).await, Ok(1.into()));
+    let over = load(&runtime, "over", counter(spins + 1, 0), limits).await;
+    optimized(&over).await;
+    assert_eq!(count(&over).await, Err(CallFailure::OutOfFuel(1_000)));
+}
