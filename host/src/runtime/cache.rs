@@ -82,6 +82,12 @@ impl CompiledCache {
         }
     }
 
+    /// Forgets the component with `hash` (a quick compile, once the optimised
+    /// one is cached).
+    pub fn remove(&self, hash: &ContentHash) {
+        let _ = std::fs::remove_file(self.entry(hash));
+    }
+
     fn try_put(&self, hash: &ContentHash, component: &Component) -> Result<(), String> {
         let bytes = component.serialize().map_err(|e| format!("{e:#}"))?;
         std::fs::create_dir_all(&self.dir).map_err(|e| e.to_string())?;

@@ -121,10 +121,10 @@ impl Runtime {
             pooled,
             epoch,
         };
-        if runtime.quick.is_some() {
+        if let Some(quick) = &runtime.quick {
             runtime.optimizer = Some(Optimizer::start(
                 runtime.engine.clone(),
-                runtime.cache.clone(),
+                [runtime.cache.clone(), quick.cache.clone()],
                 runtime.functions.clone(),
                 runtime.code_maker(Tier::Optimized),
             ));
@@ -153,10 +153,11 @@ impl Runtime {
     }
 }
 
-/// An engine and the linker made for it.
+/// An engine, the linker made for it, and its compile cache.
 pub(crate) struct Backend {
     pub(crate) engine: Engine,
     pub(crate) linker: Arc<Linker<HostState>>,
+    pub(crate) cache: Option<CompiledCache>,
 }
 
 /// What every engine shares: async calls, epoch interruption, fuel, the stack
@@ -207,9 +208,14 @@ fn quick_backend(options: &RuntimeOptions) -> Option<Backend> {
     })
     .and_then(|(engine, _)| {
         let linker = new_linker(&engine)?;
+        let cache = options
+            .cache_root
+            .as_deref()
+            .map(|root| CompiledCache::new(root, &engine));
         Ok(Backend {
             engine,
             linker: Arc::new(linker),
+            cache,
         })
     });
     match made {

@@ -10,10 +10,12 @@
 //! meanwhile Cranelift compiles it on the [`Optimizer`]'s thread, one
 //! component at a time and at a low priority, and the plugin's [`Code`] is
 //! swapped: calls under way finish on the code they started on, later ones
-//! get the optimised code. Only Cranelift's
-//! output goes to the compile cache, so a component seen before loads
-//! optimised straight away. A component Winch cannot compile (a proposal it
-//! lacks) is compiled by Cranelift before it loads, as without tiers.
+//! get the optimised code. Both compiles go to the compile cache (each engine
+//! has its own folder), Winch's only until Cranelift's is there: a component
+//! seen before loads optimised, or, if the server stopped before that was
+//! ready, quick without compiling. A component Winch cannot compile (a
+//! proposal it lacks) is compiled by Cranelift before it loads, as without
+//! tiers.
 
 use std::sync::{Arc, Weak, mpsc};
 use std::time::Instant;
@@ -56,12 +58,18 @@ impl Compiled {
 }
 
 impl Runtime {
-    /// Compiles on a blocking thread (off the async executor): from the cache
-    /// if these exact bytes were compiled before, else by Winch if the runtime
-    /// serves quick compiles, else by Cranelift (stored in the cache).
+    /// Compiles on a blocking thread (off the async executor): Cranelift's
+    /// code from the cache if these exact bytes were compiled before; else, if
+    /// the runtime serves quick compiles, Winch's, from its own cache or
+    /// compiled now (and cached: a server stopped before the optimised code
+    /// was ready starts as fast next time); else Cranelift's, compiled now and
+    /// cached.
     pub(super) async fn compile(&self, bytes: Vec<u8>) -> Result<Compiled, LoadError> {
         let engine = self.engine.clone();
-        let quick = self.quick.as_ref().map(|q| q.engine.clone());
+        let quick = self
+            .quick
+            .as_ref()
+            .map(|q| (q.engine.clone(), q.cache.clone()));
         let cache = self.cache.clone();
         let functions = self.functions.clone();
         tokio::task::spawn_blocking(move || {
@@ -73,9 +81,19 @@ impl Runtime {
                     quick_from: None,
                 });
             }
-            if let Some(quick) = quick {
+            if let Some((quick, quick_cache)) = quick {
+                if let Some(component) = quick_cache.as_ref().and_then(|c| c.get(&quick, &hash)) {
+                    tracing::debug!("quick compile taken from the cache");
+                    return Ok(Compiled {
+                        component,
+                        quick_from: Some(bytes),
+                    });
+                }
                 match Component::new(&quick, &bytes) {
                     Ok(component) => {
+                        if let Some(cache) = &quick_cache {
+                            cache.put(&hash, &component);
+                        }
                         return Ok(Compiled {
                             component,
                             quick_from: Some(bytes),
@@ -158,9 +176,10 @@ pub(crate) struct Optimizer {
 const OPTIMIZER_NICENESS: i32 = 10;
 
 impl Optimizer {
+    /// Starts the thread; `caches` are Cranelift's and Winch's.
     pub(super) fn start(
         engine: Engine,
-        cache: Option<CompiledCache>,
+        caches: [Option<CompiledCache>; 2],
         functions: Arc<FunctionCache>,
         maker: CodeMaker,
     ) -> Self {
@@ -173,7 +192,7 @@ impl Optimizer {
                 lower_priority();
                 for job in queue {
                     let _turn = held.blocking_lock();
-                    job.run(&engine, cache.as_ref(), &functions, &maker);
+                    job.run(&engine, &caches, &functions, &maker);
                 }
             })
             .expect("spawning the optimiser thread");
@@ -196,7 +215,7 @@ impl TierUp {
     fn run(
         self,
         engine: &Engine,
-        cache: Option<&CompiledCache>,
+        [cache, quick_cache]: &[Option<CompiledCache>; 2],
         functions: &FunctionCache,
         maker: &CodeMaker,
     ) {
@@ -204,14 +223,14 @@ impl TierUp {
             return;
         }
         let started = Instant::now();
-        let made = optimize(
-            engine,
-            cache,
-            functions,
-            &ContentHash::of(&self.bytes),
-            &self.bytes,
-        )
-        .and_then(|component| maker.make(&component, &self.name, &self.sandbox, &self.docs));
+        let hash = ContentHash::of(&self.bytes);
+        let made = optimize(engine, cache.as_ref(), functions, &hash, &self.bytes)
+            .inspect(|_| {
+                if let Some(quick_cache) = quick_cache {
+                    quick_cache.remove(&hash);
+                }
+            })
+            .and_then(|component| maker.make(&component, &self.name, &self.sandbox, &self.docs));
         match (made, self.code.upgrade()) {
             (Ok(made), Some(code)) => {
                 code.store(Arc::new(made.code));

@@ -99,21 +99,45 @@ async fn without_quick_compiles_a_new_component_loads_optimised() {
     assert_eq!(count(&plugin).await, Ok(1.into()));
 }
 
+/// Whether `runtime`'s cache for `tier` holds a compile of `bytes`.
+fn cached(runtime: &Runtime, tier: Tier, bytes: &[u8]) -> bool {
+    let (engine, cache) = match tier {
+        Tier::Optimized => (&runtime.engine, &runtime.cache),
+        Tier::Quick => {
+            let quick = runtime.quick.as_ref().unwrap();
+            (&quick.engine, &quick.cache)
+        }
+    };
+    let cache = cache.as_ref().unwrap();
+    cache.get(engine, &ContentHash::of(bytes)).is_some()
+}
+
 #[tokio::test]
-async fn the_optimised_compile_is_cached_and_loads_optimised_next_time() {
+async fn a_quick_compile_is_cached_until_the_optimised_one_is() {
     let dir = tempfile::tempdir().unwrap();
     let bytes = counter(10, 0);
     let first = runtime(true, Some(dir.path().into()));
+    let held = hold_tier_ups(&first).await;
     let plugin = load(&first, "counter", bytes.clone(), CallLimits::default()).await;
     assert_eq!(plugin.tier(), Tier::Quick, "nothing cached yet");
-    optimized(&plugin).await;
-    let cache = first.cache.as_ref().unwrap();
-    assert!(cache.get(&first.engine, &ContentHash::of(&bytes)).is_some());
+    assert!(cached(&first, Tier::Quick, &bytes));
+    assert!(!cached(&first, Tier::Optimized, &bytes));
 
+    // Stopped before the optimised code: the next server starts quick.
     let second = runtime(true, Some(dir.path().into()));
-    let again = load(&second, "counter", bytes, CallLimits::default()).await;
-    assert_eq!(again.tier(), Tier::Optimized);
+    let _held_too = hold_tier_ups(&second).await;
+    let again = load(&second, "counter", bytes.clone(), CallLimits::default()).await;
+    assert_eq!(again.tier(), Tier::Quick);
     assert_eq!(count(&again).await, Ok(1.into()));
+
+    drop(held);
+    optimized(&plugin).await;
+    assert!(cached(&first, Tier::Optimized, &bytes));
+    assert!(!cached(&first, Tier::Quick, &bytes), "no longer needed");
+    let third = runtime(true, Some(dir.path().into()));
+    let last = load(&third, "counter", bytes, CallLimits::default()).await;
+    assert_eq!(last.tier(), Tier::Optimized);
+    assert_eq!(count(&last).await, Ok(1.into()));
 }
 
 #[tokio::test]
