@@ -273,6 +273,7 @@ fn parse_listen_addr(value: &str) -> Result<SocketAddr, String> {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_logging();
+    no_transparent_huge_pages();
     match cli.command {
         Command::Serve(args) => serve_on_fitting_runtime(args),
         Command::Inspect(args) => multi_threaded()?.block_on(inspect(args)),
@@ -282,6 +283,27 @@ fn main() -> anyhow::Result<()> {
             std::process::exit(i32::from(failed));
         }
         Command::EmbedDocs(args) => embed_docs(args),
+    }
+}
+
+/// Turns transparent huge pages off for this process (Linux; elsewhere there
+/// is nothing to do). mimalloc asks for them on its arenas, and Wharf's memory
+/// churns: compilations and instances allocate and free in bursts, mimalloc
+/// hands freed memory back, and every later fault on it zeroed a whole 2 MiB
+/// page. Starting with 100 new plugins spent most of its time in the kernel
+/// zeroing pages (README, Performance). Where THP is on for all memory, it
+/// would also back the pool's linear memories, whose few dirty 4 KiB pages a
+/// finished call resets.
+fn no_transparent_huge_pages() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and changes
+        // nothing but this process's page-fault policy.
+        let done = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+        if done != 0 {
+            let error = std::io::Error::last_os_error();
+            tracing::warn!("could not turn transparent huge pages off: {error}");
+        }
     }
 }
 

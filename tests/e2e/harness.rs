@@ -354,13 +354,19 @@ impl Wharf {
 
     /// The server's resident memory in KiB (`VmRSS` in `/proc/PID/status`).
     pub fn rss_kib(&self) -> u64 {
+        self.proc_status("VmRSS")
+            .and_then(|value| value.trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/PID/status")
+    }
+
+    /// A field of `/proc/PID/status`, e.g. `THP_enabled`.
+    pub fn proc_status(&self, field: &str) -> Option<String> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
             .expect("read /proc/PID/status");
         status
             .lines()
-            .find_map(|line| line.strip_prefix("VmRSS:"))
-            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS in /proc/PID/status")
+            .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+            .map(|value| value.trim().to_string())
     }
 
     /// Whether the process is still running.

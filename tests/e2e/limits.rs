@@ -142,6 +142,15 @@ fn memory_returns_to_baseline_after_a_bomb() {
     );
 }
 
+/// mimalloc asks for transparent huge pages; with them, memory freed and
+/// touched again after a compile or a call was zeroed 2 MiB at a time.
+#[test]
+fn the_server_runs_without_transparent_huge_pages() {
+    let mut wharf = Wharf::start(&["echo"], &[]);
+    still_serving(&mut wharf, 1);
+    assert_eq!(wharf.proc_status("THP_enabled").as_deref(), Some("0"));
+}
+
 #[test]
 fn hostile_calls_run_alongside_well_behaved_ones() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
