@@ -28,6 +28,9 @@ mod state;
 mod tiers;
 mod types;
 
+#[cfg(test)]
+mod test_support;
+
 pub use cache::{CompiledCache, ContentHash};
 pub use engine::Runtime;
 pub use failure::CallFailure;

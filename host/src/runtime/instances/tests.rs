@@ -3,18 +3,15 @@
 
 use std::time::Duration;
 
-use crate::runtime::{
-    CallContext, CallFailure, CallLimits, Grants, Plugin, Runtime, RuntimeOptions,
-};
+use crate::runtime::test_support::{count, load, two_calls};
+use crate::runtime::{CallContext, CallFailure, CallLimits, Plugin, Runtime, RuntimeOptions};
 
 fn runtime(spares: usize, spare_idle: Duration) -> Runtime {
-    Runtime::with_options(RuntimeOptions {
-        max_concurrent_calls: 2,
+    two_calls(RuntimeOptions {
         spares,
         spare_idle,
         ..RuntimeOptions::default()
     })
-    .unwrap()
 }
 
 /// A plain component whose start-up and `count` each add one to a global and
@@ -42,18 +39,6 @@ fn counter(start_spins: u32, call_spins: u32) -> Vec<u8> {
             (func (export "count") (result u32) (canon lift (core func $i "count"))))"#
     ))
     .unwrap()
-}
-
-async fn load(runtime: &Runtime, name: &str, bytes: Vec<u8>, limits: CallLimits) -> Plugin {
-    runtime
-        .load_with(name, bytes, limits, Grants::default())
-        .await
-        .unwrap()
-}
-
-async fn count(plugin: &Plugin, ctx: CallContext) -> Result<serde_json::Value, CallFailure> {
-    let out = plugin.call("count", "{}", ctx).await?;
-    Ok(out.structured.unwrap()["result"].clone())
 }
 
 /// Lets the tasks that drop stores and make spares run.

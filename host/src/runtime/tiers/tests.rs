@@ -4,19 +4,17 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::runtime::test_support::{load, two_calls};
 use crate::runtime::{
-    CallContext, CallFailure, CallLimits, ContentHash, Grants, Plugin, Runtime, RuntimeOptions,
-    Tier,
+    CallContext, CallFailure, CallLimits, ContentHash, Plugin, Runtime, RuntimeOptions, Tier,
 };
 
 fn runtime(quick_compile: bool, cache_root: Option<PathBuf>) -> Runtime {
-    Runtime::with_options(RuntimeOptions {
-        max_concurrent_calls: 2,
+    two_calls(RuntimeOptions {
         quick_compile,
         cache_root,
         ..RuntimeOptions::default()
     })
-    .unwrap()
 }
 
 /// A plain component whose `count` adds one to a global and answers it (1 in
@@ -41,16 +39,8 @@ fn counter(spins: u32, salt: u32) -> Vec<u8> {
     .unwrap()
 }
 
-async fn load(runtime: &Runtime, name: &str, bytes: Vec<u8>, limits: CallLimits) -> Plugin {
-    runtime
-        .load_with(name, bytes, limits, Grants::default())
-        .await
-        .unwrap()
-}
-
 async fn count(plugin: &Plugin) -> Result<serde_json::Value, CallFailure> {
-    let out = plugin.call("count", "{}", CallContext::default()).await?;
-    Ok(out.structured.unwrap()["result"].clone())
+    crate::runtime::test_support::count(plugin, CallContext::default()).await
 }
 
 /// Keeps the runtime's optimising compiles waiting while held.
