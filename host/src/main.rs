@@ -449,9 +449,16 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
         args.max_message_bytes,
         SUPPORTED_VERSIONS,
     );
-    let service = rmcp::serve_server(server, transport)
-        .await
-        .context("starting the MCP service")?;
+    let service = match rmcp::serve_server(server, transport).await {
+        Ok(service) => service,
+        // A client that left before its first request (or sent only lines the
+        // screen answered itself) ends the server as stdin's end does later.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("stdin closed before the first request, exiting");
+            return Ok(());
+        }
+        Err(error) => return Err(error).context("starting the MCP service"),
+    };
     let reason = service.waiting().await.context("serving MCP")?;
     tracing::info!(?reason, "stdin closed, exiting");
     Ok(())

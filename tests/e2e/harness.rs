@@ -308,9 +308,14 @@ impl Wharf {
         }
     }
 
+    /// Closes stdin, as a client that leaves does; see [`Self::wait_exit`].
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
     /// Closes stdin and waits for a clean exit.
     pub fn close(mut self) -> std::process::ExitStatus {
-        drop(self.stdin.take());
+        self.close_stdin();
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {

@@ -1,5 +1,7 @@
 //! The 2026-07-28 (stateless) path: discover, list, call, with `_meta` on each request.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 
 use crate::harness::*;
@@ -206,6 +208,31 @@ fn each_request_carries_its_own_version() {
         json!({"name": "echo_echo", "arguments": {"text": "x"}}),
     );
     assert_eq!(result_of(&response)["resultType"], "complete");
+}
+
+/// Ends `wharf`'s stdin and checks that it exits with success, saying why.
+fn exits_cleanly_before_a_first_request(mut wharf: Wharf) {
+    wharf.close_stdin();
+    let status = wharf
+        .wait_exit(Duration::from_secs(10))
+        .expect("wharf did not exit after stdin closed");
+    assert!(status.success(), "{status}:\n{}", wharf.stderr());
+    wharf.wait_for_log("stdin closed before the first request, exiting");
+    assert!(!wharf.stderr().contains("Error"), "{}", wharf.stderr());
+}
+
+#[test]
+fn stdin_eof_before_any_request_exits_cleanly() {
+    exits_cleanly_before_a_first_request(Wharf::start(&["echo"], &[]));
+}
+
+#[test]
+fn stdin_eof_after_only_rejected_lines_exits_cleanly() {
+    let mut wharf = Wharf::start(&["echo"], &[]);
+    wharf.send_raw(b"{not json\n");
+    let response = wharf.next_matching(|m| m.get("error").is_some() && m.get("id").is_none());
+    assert_eq!(response["error"]["code"], -32700);
+    exits_cleanly_before_a_first_request(wharf);
 }
 
 #[test]
