@@ -308,25 +308,17 @@ impl Wharf {
         }
     }
 
-    /// Closes stdin, as a client that leaves does; see [`Self::wait_exit`].
-    pub fn close_stdin(&mut self) {
-        drop(self.stdin.take());
-    }
-
     /// Closes stdin and waits for a clean exit.
     pub fn close(mut self) -> std::process::ExitStatus {
-        self.close_stdin();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "wharf did not exit after stdin closed"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.close_and_wait()
+    }
+
+    /// Closes stdin, as a client that leaves does, and waits for the exit;
+    /// the log stays readable.
+    pub fn close_and_wait(&mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        self.wait_exit(Duration::from_secs(10))
+            .expect("wharf did not exit after stdin closed")
     }
 
     /// Where `wharf serve --http` listens: read from its log line

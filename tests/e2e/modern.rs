@@ -1,7 +1,5 @@
 //! The 2026-07-28 (stateless) path: discover, list, call, with `_meta` on each request.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
 use crate::harness::*;
@@ -212,10 +210,7 @@ fn each_request_carries_its_own_version() {
 
 /// Ends `wharf`'s stdin and checks that it exits with success, saying why.
 fn exits_cleanly_before_a_first_request(mut wharf: Wharf) {
-    wharf.close_stdin();
-    let status = wharf
-        .wait_exit(Duration::from_secs(10))
-        .expect("wharf did not exit after stdin closed");
+    let status = wharf.close_and_wait();
     assert!(status.success(), "{status}:\n{}", wharf.stderr());
     wharf.wait_for_log("stdin closed before the first request, exiting");
     assert!(!wharf.stderr().contains("Error"), "{}", wharf.stderr());
