@@ -86,7 +86,6 @@ fn overhead(c: &mut Criterion) {
     group.bench_function("instantiate_bare", |b| {
         b.iter(|| {
             let mut store = Store::new(&engine, ());
-            store.set_fuel(u64::MAX).unwrap();
             store.set_epoch_deadline(1);
             pre.instantiate(&mut store).unwrap();
         })
@@ -137,7 +136,8 @@ fn overhead(c: &mut Criterion) {
     group.finish();
 }
 
-/// An engine configured as Wharf's (fuel, epochs, the same pool settings) and an `InstancePre`
+/// An engine configured as Wharf's for a plugin without a fuel limit (epochs,
+/// no fuel, the same pool settings) and an `InstancePre`
 /// of the component with every import a trap: instantiation with nothing of
 /// Wharf around it.
 fn bare_instance_pre(bytes: &[u8]) -> (Engine, wasmtime::component::InstancePre<()>) {
@@ -160,7 +160,6 @@ fn bare_instance_pre(bytes: &[u8]) -> (Engine, wasmtime::component::InstancePre<
     let mut config = Config::new();
     config
         .epoch_interruption(true)
-        .consume_fuel(true)
         .wasm_component_model(true)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     let engine = Engine::new(&config).unwrap();

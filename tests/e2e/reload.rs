@@ -330,3 +330,42 @@ fn editing_a_manifest_reloads_its_plugin() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn a_fuel_limit_comes_and_goes_with_its_manifest() {
+    // Plugins without a fuel limit run code that counts none: adding a limit
+    // must recompile the plugin with metering, and dropping it must not leave
+    // the limit behind.
+    let dir = plugin_dir(&["misbehave"]);
+    let mut wharf = Wharf::start_in(dir.path(), &["--timeout-ms", "300"]);
+    let spin = |wharf: &mut Wharf, id: i64| -> String {
+        first_text(&call(wharf, id, "misbehave_spin", json!({}))).to_string()
+    };
+    let timed_out =
+        "Tool `misbehave_spin` failed: the call was stopped after its time limit of 300 ms";
+    let out_of_fuel = "Tool `misbehave_spin` failed: the plugin used up its fuel limit of 5000000 units and was stopped";
+    assert_eq!(spin(&mut wharf, 1), timed_out);
+
+    let manifest = dir.path().join("misbehave.toml");
+    let temp = dir.path().join("misbehave.toml.partial");
+    std::fs::write(&temp, "[limits]\nfuel = 5_000_000\n").unwrap();
+    std::fs::rename(&temp, &manifest).unwrap();
+    wharf.wait_for_log("loaded=[\"misbehave\"]");
+    assert_eq!(spin(&mut wharf, 2), out_of_fuel);
+
+    std::fs::remove_file(&manifest).unwrap();
+    let deadline = std::time::Instant::now() + PATIENCE;
+    let mut id = 3;
+    loop {
+        let text = spin(&mut wharf, id);
+        if text == timed_out {
+            break;
+        }
+        assert_eq!(text, out_of_fuel);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fuel limit outlived its manifest"
+        );
+        id += 1;
+    }
+}

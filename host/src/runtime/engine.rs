@@ -14,7 +14,7 @@ use super::epoch::EpochTicker;
 use super::function_cache::FunctionCache;
 use super::retire::{self, Retirer};
 use super::state::HostState;
-use super::tiers::{Optimizer, Tier};
+use super::tiers::Optimizer;
 use super::{CallLimits, Ceilings, RuntimeError, RuntimeOptions};
 
 /// The most memory compiled functions kept for recompiling changed components
@@ -43,16 +43,18 @@ const TABLE_ELEMENTS: usize = 100_000;
 /// instantiates it afresh in its own store, so calls share nothing. With the pooling allocator the memory,
 /// tables and fiber stack of a call come from slots reserved at start-up, so an
 /// instantiation is a few microseconds and a finished call's memory is returned
-/// to the kernel (RSS goes back down). Fuel metering is compiled in for every
-/// plugin so that a manifest can ask for it at any time (hot reload included);
-/// plugins that set no fuel limit get an effectively unlimited tank.
+/// to the kernel (RSS goes back down).
+///
+/// Fuel metering costs a plugin's code a counter update in every block (about
+/// a tenth of a compute-bound call), so only plugins with a fuel limit pay it:
+/// they are compiled by a second set of engines with metering on, made when the
+/// first such plugin loads. A manifest that adds or drops a fuel limit reloads
+/// its plugin, which is then compiled by the other set.
 pub struct Runtime {
-    /// Cranelift's engine: the code every plugin ends up running.
-    pub(crate) engine: Engine,
-    pub(crate) linker: Arc<Linker<HostState>>,
-    /// Winch's engine, if new components are first served from its quick
-    /// compile (see `tiers`).
-    pub(crate) quick: Option<Backend>,
+    /// The engines of plugins without a fuel limit.
+    pub(crate) unmetered: Arc<Compilers>,
+    /// The engines of plugins with a fuel limit, once one has loaded.
+    pub(crate) metered: tokio::sync::OnceCell<Arc<Compilers>>,
     /// Makes the optimised code of plugins served from a quick compile.
     pub(crate) optimizer: Option<Optimizer>,
     pub(crate) options: RuntimeOptions,
@@ -61,7 +63,6 @@ pub struct Runtime {
     /// options allow none.
     pub(crate) spares: Option<CallSlots>,
     pub(crate) retirer: Retirer,
-    pub(crate) cache: Option<CompiledCache>,
     pub(crate) functions: Arc<FunctionCache>,
     pooled: bool,
     /// Advances the epoch while any store exists; shared with the plugins,
@@ -79,40 +80,17 @@ impl Runtime {
         })
     }
 
-    /// Creates the engine (async, epoch interruption, fuel, pooling if asked and
-    /// possible) and the linker.
+    /// Creates the unmetered engines (async, epoch interruption, pooling if
+    /// asked and possible), their linkers and the epoch clock.
     pub fn with_options(options: RuntimeOptions) -> Result<Self, RuntimeError> {
         let functions = Arc::new(FunctionCache::new(FUNCTION_CACHE_BYTES));
-        let quick = if options.quick_compile {
-            quick_backend(&options)
-        } else {
-            None
-        };
-        let (engine, pooled) = pooled_engine(&options, || {
-            let mut config = base_config();
-            config
-                .enable_incremental_compilation(functions.clone())
-                .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
-            // Behind quick compiles, Cranelift works in the background on
-            // one core, leaving the others to the server.
-            config.parallel_compilation(quick.is_none());
-            Ok(config)
-        })?;
-        let linker = Arc::new(new_linker(&engine)?);
-
-        let mut engines = vec![engine.clone()];
-        engines.extend(quick.as_ref().map(|q| q.engine.clone()));
-        let epoch = Arc::new(EpochTicker::start(engines));
-        let cache = options
-            .cache_root
-            .as_deref()
-            .map(|root| CompiledCache::new(root, &engine));
+        let (unmetered, pooled) =
+            Compilers::new(&options, &functions, Metering::Off, options.quick_compile)?;
+        let epoch = Arc::new(EpochTicker::start(unmetered.engines()));
         let mut runtime = Self {
-            engine,
-            linker,
-            quick,
+            unmetered: Arc::new(unmetered),
+            metered: tokio::sync::OnceCell::new(),
             optimizer: None,
-            cache,
             functions,
             slots: CallSlots::new(options.max_concurrent_calls),
             spares: (options.spares > 0).then(|| CallSlots::new(options.spares)),
@@ -121,15 +99,35 @@ impl Runtime {
             pooled,
             epoch,
         };
-        if let Some(quick) = &runtime.quick {
-            runtime.optimizer = Some(Optimizer::start(
-                runtime.engine.clone(),
-                [runtime.cache.clone(), quick.cache.clone()],
-                runtime.functions.clone(),
-                runtime.code_maker(Tier::Optimized),
-            ));
+        if runtime.unmetered.quick.is_some() {
+            runtime.optimizer = Some(Optimizer::start(runtime.functions.clone()));
         }
         Ok(runtime)
+    }
+
+    /// The engines for a plugin with `limits`: the metered ones (made now if
+    /// this is the first plugin to need them) if it has a fuel limit.
+    pub(crate) async fn compilers_for(
+        &self,
+        limits: &CallLimits,
+    ) -> Result<Arc<Compilers>, RuntimeError> {
+        if limits.fuel.is_none() {
+            return Ok(self.unmetered.clone());
+        }
+        self.metered
+            .get_or_try_init(|| async {
+                let (metered, _) = Compilers::new(
+                    &self.options,
+                    &self.functions,
+                    Metering::On,
+                    self.optimizer.is_some(),
+                )?;
+                self.epoch.add(metered.engines());
+                tracing::debug!("made the fuel-metered engines");
+                Ok(Arc::new(metered))
+            })
+            .await
+            .cloned()
     }
 
     /// The limits a plugin gets when its manifest does not set them.
@@ -153,6 +151,58 @@ impl Runtime {
     }
 }
 
+/// Whether an engine's code counts fuel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Metering {
+    Off,
+    On,
+}
+
+/// The engines that compile plugins with one setting of fuel metering:
+/// Cranelift's, and Winch's if new components are served from its quick
+/// compile (see `tiers`).
+pub(crate) struct Compilers {
+    /// Cranelift's: the code every plugin ends up running.
+    pub(crate) optimized: Backend,
+    pub(crate) quick: Option<Backend>,
+}
+
+impl Compilers {
+    /// The engines, and whether Cranelift's got the instance pool; Winch's
+    /// only if `quick` (and Winch can run here).
+    fn new(
+        options: &RuntimeOptions,
+        functions: &Arc<FunctionCache>,
+        metering: Metering,
+        quick: bool,
+    ) -> Result<(Self, bool), RuntimeError> {
+        let quick = if quick {
+            quick_backend(options, metering)
+        } else {
+            None
+        };
+        let (engine, pooled) = pooled_engine(options, || {
+            let mut config = base_config(metering);
+            config
+                .enable_incremental_compilation(functions.clone())
+                .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
+            // Behind quick compiles, Cranelift works in the background on
+            // one core, leaving the others to the server.
+            config.parallel_compilation(quick.is_none());
+            Ok(config)
+        })?;
+        let optimized = Backend::new(engine, options)?;
+        Ok((Self { optimized, quick }, pooled))
+    }
+
+    /// Its engines, for the epoch clock.
+    fn engines(&self) -> Vec<Engine> {
+        let mut engines = vec![self.optimized.engine.clone()];
+        engines.extend(self.quick.as_ref().map(|q| q.engine.clone()));
+        engines
+    }
+}
+
 /// An engine, the linker made for it, and its compile cache.
 pub(crate) struct Backend {
     pub(crate) engine: Engine,
@@ -160,12 +210,27 @@ pub(crate) struct Backend {
     pub(crate) cache: Option<CompiledCache>,
 }
 
-/// What every engine shares: async calls, epoch interruption, fuel, the stack
-/// limit and the component model.
-fn base_config() -> Config {
+impl Backend {
+    fn new(engine: Engine, options: &RuntimeOptions) -> Result<Self, RuntimeError> {
+        let linker = new_linker(&engine)?;
+        let cache = options
+            .cache_root
+            .as_deref()
+            .map(|root| CompiledCache::new(root, &engine));
+        Ok(Self {
+            engine,
+            linker: Arc::new(linker),
+            cache,
+        })
+    }
+}
+
+/// What every engine shares: async calls, epoch interruption, the stack limit
+/// and the component model; fuel if `metering` is on.
+fn base_config(metering: Metering) -> Config {
     let mut config = Config::new();
     config.epoch_interruption(true);
-    config.consume_fuel(true);
+    config.consume_fuel(metering == Metering::On);
     config.max_wasm_stack(MAX_WASM_STACK);
     config.wasm_component_model(true);
     config
@@ -200,24 +265,13 @@ fn pooled_engine(
 
 /// Winch's engine and linker, or `None` (with the reason in the log) where
 /// Winch cannot run: new components are then compiled by Cranelift only.
-fn quick_backend(options: &RuntimeOptions) -> Option<Backend> {
+fn quick_backend(options: &RuntimeOptions, metering: Metering) -> Option<Backend> {
     let made = pooled_engine(options, || {
-        let mut config = base_config();
+        let mut config = base_config(metering);
         config.strategy(Strategy::Winch);
         Ok(config)
     })
-    .and_then(|(engine, _)| {
-        let linker = new_linker(&engine)?;
-        let cache = options
-            .cache_root
-            .as_deref()
-            .map(|root| CompiledCache::new(root, &engine));
-        Ok(Backend {
-            engine,
-            linker: Arc::new(linker),
-            cache,
-        })
-    });
+    .and_then(|(engine, _)| Backend::new(engine, options));
     match made {
         Ok(backend) => Some(backend),
         Err(error) => {
@@ -279,3 +333,6 @@ fn pool_config(instances: usize, ceilings: &Ceilings) -> PoolingAllocationConfig
 /// How much of a pooled memory or table stays resident between calls (see
 /// [`pool_config`]); a Rust guest's stack, data and first heap pages fit.
 const KEEP_RESIDENT: usize = 2 << 20;
+
+#[cfg(test)]
+mod tests;

@@ -10,8 +10,8 @@
 //! grace keeps a server answering one request after another from waking the
 //! thread on every call.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::Thread;
 use std::time::Duration;
 
@@ -39,6 +39,8 @@ struct Shared {
     /// Epochs advanced so far.
     ticks: AtomicU64,
     thread: std::sync::OnceLock<Thread>,
+    /// The engines it advances; the fuel-metered ones join when first made.
+    engines: Mutex<Vec<Engine>>,
 }
 
 impl EpochTicker {
@@ -51,14 +53,24 @@ impl EpochTicker {
             stop: AtomicBool::new(false),
             ticks: AtomicU64::new(0),
             thread: std::sync::OnceLock::new(),
+            engines: Mutex::new(engines),
         });
         let ticker = shared.clone();
         let handle = std::thread::Builder::new()
             .name("wharf-epoch".into())
-            .spawn(move || ticker.run(&engines))
+            .spawn(move || ticker.run())
             .expect("spawning the epoch thread");
         let _ = shared.thread.set(handle.thread().clone());
         Self { shared }
+    }
+
+    /// Advances `engines` too from the next tick on.
+    pub(crate) fn add(&self, engines: impl IntoIterator<Item = Engine>) {
+        self.shared
+            .engines
+            .lock()
+            .expect("epoch engines lock")
+            .extend(engines);
     }
 
     /// A mark that a store exists: the epoch ticks until it is dropped (and a
@@ -83,7 +95,7 @@ impl EpochTicker {
 }
 
 impl Shared {
-    fn run(&self, engines: &[Engine]) {
+    fn run(&self) {
         let mut idle = 0u32;
         while !self.stop.load(Ordering::Relaxed) {
             if self.stores.load(Ordering::SeqCst) > 0 {
@@ -101,7 +113,7 @@ impl Shared {
                 continue;
             }
             std::thread::sleep(EPOCH_TICK);
-            for engine in engines {
+            for engine in self.engines.lock().expect("epoch engines lock").iter() {
                 engine.increment_epoch();
             }
             self.ticks.fetch_add(1, Ordering::SeqCst);

@@ -147,9 +147,13 @@ impl Instances {
             };
             Err(wasmtime::Error::new(InterruptTrap(interrupt)))
         });
-        store
-            .set_fuel(self.sandbox.limits.fuel.unwrap_or(u64::MAX))
-            .map_err(|e| CallFailure::Setup(format!("{e:#}")))?;
+        // A plugin with a fuel limit was compiled by the metered engines
+        // (see `Runtime`); the others count none.
+        if let Some(fuel) = self.sandbox.limits.fuel {
+            store
+                .set_fuel(fuel)
+                .map_err(|e| CallFailure::Setup(format!("{e:#}")))?;
+        }
         store.set_epoch_deadline(1);
         Ok(store)
     }

@@ -160,13 +160,17 @@ impl Runtime {
                 None
             })
             .unwrap_or_default();
-        let mut compiled = self.compile(bytes).await?;
+        let compilers = self
+            .compilers_for(&limits)
+            .await
+            .map_err(|e| LoadError::Compile(e.to_string()))?;
+        let mut compiled = self.compile(&compilers, bytes).await?;
         let tier = compiled.tier();
         let name: Arc<str> = name.into();
         let sandbox = Arc::new(Sandbox::new(limits, grants));
-        let made = self
-            .code_maker(tier)
-            .make(&compiled.component, &name, &sandbox, &docs)?;
+        let made =
+            self.code_maker(&compilers, tier)
+                .make(&compiled.component, &name, &sandbox, &docs)?;
         for skip in &made.skipped {
             tracing::warn!(
                 plugin = %name,
@@ -228,6 +232,8 @@ impl Runtime {
                 docs,
                 name,
                 sandbox,
+                maker: self.code_maker(&compilers, Tier::Optimized),
+                compilers,
                 code: Arc::downgrade(&plugin.code),
             });
         }

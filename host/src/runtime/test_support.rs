@@ -1,9 +1,11 @@
 //! What the runtime's unit tests share: a runtime for a couple of calls, loading
-//! a component with given limits, and calling the `count` function of the
-//! counter components the tests build.
+//! a component with given limits, calling the `count` function of the
+//! counter components the tests build, and waiting for optimised code.
+
+use std::time::Duration;
 
 use crate::runtime::{
-    CallContext, CallFailure, CallLimits, Grants, Plugin, Runtime, RuntimeOptions,
+    CallContext, CallFailure, CallLimits, Grants, Plugin, Runtime, RuntimeOptions, Tier,
 };
 
 /// A runtime that runs two calls at once, with `options` otherwise.
@@ -35,4 +37,15 @@ pub(crate) async fn count(
 ) -> Result<serde_json::Value, CallFailure> {
     let out = plugin.call("count", "{}", ctx).await?;
     Ok(out.structured.unwrap()["result"].clone())
+}
+
+/// Waits (at most a minute) for the plugin's optimised code.
+pub(crate) async fn optimized(plugin: &Plugin) {
+    for _ in 0..6000 {
+        if plugin.tier() == Tier::Optimized {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the optimised code never came");
 }

@@ -26,7 +26,7 @@ use wasmtime::component::Component;
 
 use super::cache::{CompiledCache, ContentHash};
 use super::code::{Code, CodeMaker};
-use super::engine::Runtime;
+use super::engine::{Compilers, Runtime};
 use super::function_cache::FunctionCache;
 use super::plugin::LoadError;
 use super::state::Sandbox;
@@ -64,13 +64,17 @@ impl Runtime {
     /// compiled now (and cached: a server stopped before the optimised code
     /// was ready starts as fast next time); else Cranelift's, compiled now and
     /// cached.
-    pub(super) async fn compile(&self, bytes: Vec<u8>) -> Result<Compiled, LoadError> {
-        let engine = self.engine.clone();
-        let quick = self
+    pub(super) async fn compile(
+        &self,
+        compilers: &Compilers,
+        bytes: Vec<u8>,
+    ) -> Result<Compiled, LoadError> {
+        let engine = compilers.optimized.engine.clone();
+        let quick = compilers
             .quick
             .as_ref()
             .map(|q| (q.engine.clone(), q.cache.clone()));
-        let cache = self.cache.clone();
+        let cache = compilers.optimized.cache.clone();
         let functions = self.functions.clone();
         tokio::task::spawn_blocking(move || {
             let hash = ContentHash::of(&bytes);
@@ -114,11 +118,15 @@ impl Runtime {
         .map_err(|e| LoadError::Compile(e.to_string()))?
     }
 
-    /// The maker of code compiled by `tier`'s engine.
-    pub(super) fn code_maker(&self, tier: Tier) -> CodeMaker {
-        let (tier, engine, linker) = match (&self.quick, tier) {
+    /// The maker of code compiled by `tier`'s engine of `compilers`.
+    pub(super) fn code_maker(&self, compilers: &Compilers, tier: Tier) -> CodeMaker {
+        let (tier, engine, linker) = match (&compilers.quick, tier) {
             (Some(quick), Tier::Quick) => (Tier::Quick, &quick.engine, &quick.linker),
-            _ => (Tier::Optimized, &self.engine, &self.linker),
+            _ => (
+                Tier::Optimized,
+                &compilers.optimized.engine,
+                &compilers.optimized.linker,
+            ),
         };
         CodeMaker {
             tier,
@@ -155,6 +163,11 @@ pub(super) struct TierUp {
     pub(super) docs: PackageDocs,
     pub(super) name: Arc<str>,
     pub(super) sandbox: Arc<Sandbox>,
+    /// The engines that made the quick code (Cranelift's of them compiles it
+    /// again).
+    pub(super) compilers: Arc<Compilers>,
+    /// Makes the optimised code.
+    pub(super) maker: CodeMaker,
     /// The plugin's code; gone if the plugin was dropped (reloaded or
     /// removed) meanwhile, and then nothing is compiled.
     pub(super) code: Weak<ArcSwap<Code>>,
@@ -176,13 +189,8 @@ pub(crate) struct Optimizer {
 const OPTIMIZER_NICENESS: i32 = 10;
 
 impl Optimizer {
-    /// Starts the thread; `caches` are Cranelift's and Winch's.
-    pub(super) fn start(
-        engine: Engine,
-        caches: [Option<CompiledCache>; 2],
-        functions: Arc<FunctionCache>,
-        maker: CodeMaker,
-    ) -> Self {
+    /// Starts the thread.
+    pub(super) fn start(functions: Arc<FunctionCache>) -> Self {
         let (jobs, queue) = mpsc::channel::<TierUp>();
         let turn = Arc::new(tokio::sync::Mutex::new(()));
         let held = turn.clone();
@@ -192,7 +200,7 @@ impl Optimizer {
                 lower_priority();
                 for job in queue {
                     let _turn = held.blocking_lock();
-                    job.run(&engine, &caches, &functions, &maker);
+                    job.run(&functions);
                 }
             })
             .expect("spawning the optimiser thread");
@@ -212,25 +220,30 @@ impl Optimizer {
 }
 
 impl TierUp {
-    fn run(
-        self,
-        engine: &Engine,
-        [cache, quick_cache]: &[Option<CompiledCache>; 2],
-        functions: &FunctionCache,
-        maker: &CodeMaker,
-    ) {
+    fn run(self, functions: &FunctionCache) {
         if self.code.strong_count() == 0 {
             return;
         }
         let started = Instant::now();
         let hash = ContentHash::of(&self.bytes);
-        let made = optimize(engine, cache.as_ref(), functions, &hash, &self.bytes)
-            .inspect(|_| {
-                if let Some(quick_cache) = quick_cache {
-                    quick_cache.remove(&hash);
-                }
-            })
-            .and_then(|component| maker.make(&component, &self.name, &self.sandbox, &self.docs));
+        let optimized = &self.compilers.optimized;
+        let quick_cache = self.compilers.quick.as_ref().and_then(|q| q.cache.as_ref());
+        let made = optimize(
+            &optimized.engine,
+            optimized.cache.as_ref(),
+            functions,
+            &hash,
+            &self.bytes,
+        )
+        .inspect(|_| {
+            if let Some(quick_cache) = quick_cache {
+                quick_cache.remove(&hash);
+            }
+        })
+        .and_then(|component| {
+            self.maker
+                .make(&component, &self.name, &self.sandbox, &self.docs)
+        });
         match (made, self.code.upgrade()) {
             (Ok(made), Some(code)) => {
                 code.store(Arc::new(made.code));

@@ -217,8 +217,9 @@ fn without_a_runtime_a_store_is_dropped_in_place() {
     )
     .unwrap();
     let nothing_after: Option<std::future::Ready<()>> = None;
-    runtime
-        .retirer
-        .retire(Store::new(&runtime.engine, state), nothing_after);
+    runtime.retirer.retire(
+        Store::new(&runtime.unmetered.optimized.engine, state),
+        nothing_after,
+    );
     assert_eq!(runtime.retirer.waiting(), 0);
 }

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::runtime::test_support::{load, two_calls};
+use crate::runtime::engine::Compilers;
+use crate::runtime::test_support::{load, optimized, two_calls};
 use crate::runtime::{
     CallContext, CallFailure, CallLimits, ContentHash, Plugin, Runtime, RuntimeOptions, Tier,
 };
@@ -55,17 +56,6 @@ async fn hold_tier_ups(runtime: &Runtime) -> tokio::sync::OwnedMutexGuard<()> {
         .await
 }
 
-/// Waits (at most a minute) for the plugin's optimised code.
-async fn optimized(plugin: &Plugin) {
-    for _ in 0..6000 {
-        if plugin.tier() == Tier::Optimized {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the optimised code never came");
-}
-
 #[tokio::test]
 async fn a_new_component_answers_from_the_quick_compile_then_from_the_optimised_one() {
     let runtime = runtime(true, None);
@@ -83,23 +73,22 @@ async fn a_new_component_answers_from_the_quick_compile_then_from_the_optimised_
 #[tokio::test]
 async fn without_quick_compiles_a_new_component_loads_optimised() {
     let runtime = runtime(false, None);
-    assert!(runtime.quick.is_none());
+    assert!(runtime.unmetered.quick.is_none());
     let plugin = load(&runtime, "counter", counter(10, 0), CallLimits::default()).await;
     assert_eq!(plugin.tier(), Tier::Optimized);
     assert_eq!(count(&plugin).await, Ok(1.into()));
 }
 
-/// Whether `runtime`'s cache for `tier` holds a compile of `bytes`.
-fn cached(runtime: &Runtime, tier: Tier, bytes: &[u8]) -> bool {
-    let (engine, cache) = match tier {
-        Tier::Optimized => (&runtime.engine, &runtime.cache),
-        Tier::Quick => {
-            let quick = runtime.quick.as_ref().unwrap();
-            (&quick.engine, &quick.cache)
-        }
+/// Whether the cache of `tier`'s engine of `compilers` holds a compile of `bytes`.
+fn cached(compilers: &Compilers, tier: Tier, bytes: &[u8]) -> bool {
+    let backend = match tier {
+        Tier::Optimized => &compilers.optimized,
+        Tier::Quick => compilers.quick.as_ref().unwrap(),
     };
-    let cache = cache.as_ref().unwrap();
-    cache.get(engine, &ContentHash::of(bytes)).is_some()
+    let cache = backend.cache.as_ref().unwrap();
+    cache
+        .get(&backend.engine, &ContentHash::of(bytes))
+        .is_some()
 }
 
 #[tokio::test]
@@ -110,8 +99,8 @@ async fn a_quick_compile_is_cached_until_the_optimised_one_is() {
     let held = hold_tier_ups(&first).await;
     let plugin = load(&first, "counter", bytes.clone(), CallLimits::default()).await;
     assert_eq!(plugin.tier(), Tier::Quick, "nothing cached yet");
-    assert!(cached(&first, Tier::Quick, &bytes));
-    assert!(!cached(&first, Tier::Optimized, &bytes));
+    assert!(cached(&first.unmetered, Tier::Quick, &bytes));
+    assert!(!cached(&first.unmetered, Tier::Optimized, &bytes));
 
     // Stopped before the optimised code: the next server starts quick.
     let second = runtime(true, Some(dir.path().into()));
@@ -122,8 +111,11 @@ async fn a_quick_compile_is_cached_until_the_optimised_one_is() {
 
     drop(held);
     optimized(&plugin).await;
-    assert!(cached(&first, Tier::Optimized, &bytes));
-    assert!(!cached(&first, Tier::Quick, &bytes), "no longer needed");
+    assert!(cached(&first.unmetered, Tier::Optimized, &bytes));
+    assert!(
+        !cached(&first.unmetered, Tier::Quick, &bytes),
+        "no longer needed"
+    );
     let third = runtime(true, Some(dir.path().into()));
     let last = load(&third, "counter", bytes, CallLimits::default()).await;
     assert_eq!(last.tier(), Tier::Optimized);
@@ -141,12 +133,7 @@ async fn a_plugin_dropped_before_its_turn_is_not_compiled_again() {
     drop(held);
     // The queue is first come, first served: `gone`'s turn was before.
     optimized(&kept).await;
-    let cache = runtime.cache.as_ref().unwrap();
-    assert!(
-        cache
-            .get(&runtime.engine, &ContentHash::of(&gone))
-            .is_none()
-    );
+    assert!(!cached(&runtime.unmetered, Tier::Optimized, &gone));
 }
 
 #[tokio::test]
