@@ -256,19 +256,24 @@ fn test() -> Result<()> {
     interop::node()
 }
 
-/// The official MCP Python SDK against the binary `cargo test` just built, in a
-/// virtualenv under target/ (created once, then reused).
+/// The official MCP Python SDK against the binary `cargo test` just built.
 fn python_interop() -> Result<()> {
     let suite = root().join("tests/interop/python");
-    let python = install::venv(
-        &root().join("target/interop/python-venv"),
-        &suite.join("requirements.txt"),
-    )?;
+    let python = sdk_python()?;
     run(Command::new(&python)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .arg(&suite)
         .env("WHARF_BIN", root().join("target/debug/wharf"))
         .env("WHARF_TEST_PLUGINS", root().join("target/plugins")))
+}
+
+/// The Python of a virtualenv under target/ with the official MCP Python SDK
+/// (created once, then reused).
+fn sdk_python() -> Result<PathBuf> {
+    install::venv(
+        &root().join("target/interop/python-venv"),
+        &root().join("tests/interop/python/requirements.txt"),
+    )
 }
 
 /// Everything of issue 9 in one run, on one machine, all from `--release`
@@ -329,5 +334,7 @@ fn bench(quick: bool) -> Result<()> {
     if quick {
         driver.arg("--quick");
     }
+    // The trivial stdio case through a real client too (see bench/driver/src/sdk.rs).
+    driver.arg("--python").arg(sdk_python()?);
     run(&mut driver)
 }

@@ -65,7 +65,7 @@ pub struct LoadResult {
 }
 
 impl LoadResult {
-    fn from_samples(
+    pub(crate) fn from_samples(
         mut nanos: Vec<u64>,
         errors: usize,
         window: Duration,

@@ -13,6 +13,7 @@ mod pin;
 mod plot;
 mod proc;
 mod report;
+mod sdk;
 mod startup;
 
 use std::path::PathBuf;
@@ -55,6 +56,10 @@ struct Cli {
     /// Shorter phases and fewer repetitions (numbers are noisier).
     #[arg(long)]
     quick: bool,
+    /// A Python with the official MCP SDK (`mcp`) installed: the trivial stdio
+    /// case also runs through the SDK's client (`bench/sdk/stdio_calls.py`).
+    #[arg(long)]
+    python: Option<PathBuf>,
     /// Run only these parts (for profiling one of them); all by default.
     #[arg(long, value_enum)]
     only: Vec<Part>,
@@ -163,6 +168,21 @@ fn main() -> Result<()> {
                 transport,
                 1,
                 workload.label,
+                server.label,
+                result,
+            ));
+        }
+    }
+
+    if let Some(python) = cli.python.as_deref().filter(|_| runs(Part::Stdio)) {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../sdk/stdio_calls.py");
+        let results = sdk::stdio_runs(python, &script, [&wharf, &baseline], &workloads[0], phases)?;
+        for (server, result) in [&wharf, &baseline].into_iter().zip(results) {
+            eprintln!("stdio-pysdk trivial {}: {result:?}", server.label);
+            report.latency.push(Case::new(
+                "stdio-pysdk",
+                1,
+                workloads[0].label,
                 server.label,
                 result,
             ));

@@ -360,12 +360,19 @@ impl Report {
         if self
             .latency
             .iter()
-            .any(|c| c.transport.starts_with("stdio-"))
+            .any(|c| matches!(c.transport, "stdio-1core" | "stdio-2cores"))
         {
             let _ = writeln!(
                 out,
                 "stdio-1core: driver and servers pinned to CPU 0; \
                  stdio-2cores: servers on CPU 0, driver on CPU 1"
+            );
+        }
+        if self.latency.iter().any(|c| c.transport == "stdio-pysdk") {
+            let _ = writeln!(
+                out,
+                "stdio-pysdk: the official MCP Python SDK's stdio client, one call at a time, \
+                 legacy session"
             );
         }
 

@@ -14,7 +14,7 @@ import { StdioClientTransport as LegacyStdio } from '@modelcontextprotocol/sdk/c
 import { StreamableHTTPClientTransport as LegacyHttp } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { WHARF, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
+import { WHARF, defer, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
 
 const TOOL = 'conformance_test_input_required_result_elicitation';
 
@@ -44,7 +44,7 @@ for (const [mode, versionNegotiation, expected] of [
           ? new StdioClientTransport({ command: WHARF, args: serveArgs(plugins) })
           : new StreamableHTTPClientTransport(await serveHttp(t, plugins));
       await client.connect(transport);
-      t.after(() => client.close());
+      defer(t, () => client.close());
       assert.equal(client.getNegotiatedProtocolVersion(), expected);
       const result = await client.callTool({ name: TOOL, arguments: {} });
       assert.deepEqual(asked, ['What is your name?']);
@@ -67,7 +67,7 @@ for (const kind of ['stdio', 'http']) {
         ? new LegacyStdio({ command: WHARF, args: serveArgs(plugins) })
         : new LegacyHttp(await serveHttp(t, plugins));
     await client.connect(transport);
-    t.after(() => client.close());
+    defer(t, () => client.close());
     const result = await client.callTool({ name: TOOL, arguments: {} });
     assert.deepEqual(asked, ['What is your name?']);
     assert.equal(result.content[0].text, 'Hello, Ada!');
@@ -79,7 +79,7 @@ for (const kind of ['stdio', 'http']) {
         ? new LegacyStdio({ command: WHARF, args: serveArgs(plugins) })
         : new LegacyHttp(await serveHttp(t, plugins));
     await bare.connect(bareTransport);
-    t.after(() => bare.close());
+    defer(t, () => bare.close());
     await assert.rejects(bare.callTool({ name: TOOL, arguments: {} }), (error) => {
       assert.equal(error.code, -32021);
       assert.deepEqual(error.data, { requiredCapabilities: { elicitation: {} } });

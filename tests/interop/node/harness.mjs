@@ -33,10 +33,27 @@ export const EXAMPLE_TOOLS = [
   'textstats_analyze',
 ];
 
+const cleanups = new WeakMap();
+
+/** Runs `undo` when test `t` ends, last in first out: a server started on a
+ * folder stops (and stops writing its cache there) before the folder goes.
+ * `t.after` alone runs hooks first in first out. */
+export function defer(t, undo) {
+  let stack = cleanups.get(t);
+  if (stack === undefined) {
+    stack = [];
+    cleanups.set(t, stack);
+    t.after(async () => {
+      while (stack.length > 0) await stack.pop()();
+    });
+  }
+  stack.push(undo);
+}
+
 /** A temporary folder holding copies of the named plugins. */
 export function pluginFolder(t, names) {
   const root = mkdtempSync(join(tmpdir(), 'wharf-node-'));
-  t.after(() => rmSync(root, { recursive: true, force: true }));
+  defer(t, () => rmSync(root, { recursive: true, force: true }));
   const folder = join(root, 'plugins');
   mkdirSync(folder);
   for (const name of names) {
@@ -63,7 +80,11 @@ export function serveHttp(t, plugins) {
   const child = spawn(WHARF, [...serveArgs(plugins), '--http', '127.0.0.1:0'], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  t.after(() => child.kill('SIGTERM'));
+  const exited = new Promise((done) => child.once('exit', done));
+  defer(t, () => {
+    child.kill('SIGTERM');
+    return exited;
+  });
   return new Promise((resolveUrl, reject) => {
     let log = '';
     const timer = setTimeout(() => reject(new Error(`wharf never listened:\n${log}`)), 60_000);

@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { EXAMPLE_PLUGINS, EXAMPLE_TOOLS, WHARF, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
+import { EXAMPLE_PLUGINS, EXAMPLE_TOOLS, WHARF, defer, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
 
 const INSPECTOR = join(
   dirname(fileURLToPath(import.meta.url)),
@@ -21,7 +21,7 @@ const INSPECTOR = join(
 function inspector(t, target, args) {
   // It writes its settings under HOME: keep them out of the user's.
   const home = mkdtempSync(join(tmpdir(), 'wharf-inspector-home-'));
-  t.after(() => rmSync(home, { recursive: true, force: true }));
+  defer(t, () => rmSync(home, { recursive: true, force: true }));
   return new Promise((done, reject) => {
     execFile(
       process.execPath,

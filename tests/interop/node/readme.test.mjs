@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { EXAMPLE_PLUGINS, EXAMPLE_TOOLS, WHARF, pluginFolder, serveHttp } from './harness.mjs';
+import { EXAMPLE_PLUGINS, EXAMPLE_TOOLS, WHARF, defer, pluginFolder, serveHttp } from './harness.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const README = readFileSync(join(HERE, '../../../README.md'), 'utf8');
@@ -34,7 +34,7 @@ function localise(text, { folder, url }) {
 async function listNames(t, transport) {
   const client = new Client({ name: 'wharf-readme', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
   await client.connect(transport);
-  t.after(() => client.close());
+  defer(t, () => client.close());
   return (await client.listTools()).tools.map((tool) => tool.name);
 }
 
@@ -59,7 +59,7 @@ for (const [index, snippet] of snippets.entries()) {
       // `npx -y mcp-remote URL`: the bridge from this project, not a download.
       assert.deepEqual(local.args.slice(0, 2), ['-y', 'mcp-remote']);
       const config = mkdtempSync(join(tmpdir(), 'wharf-mcp-remote-'));
-      t.after(() => rmSync(config, { recursive: true, force: true }));
+      defer(t, () => rmSync(config, { recursive: true, force: true }));
       transport = new StdioClientTransport({
         command: BIN('mcp-remote'),
         args: local.args.slice(2),
@@ -90,7 +90,7 @@ for (const [index, line] of commands.entries()) {
     assert.equal(npx, 'npx');
     assert.equal(pkg, '@modelcontextprotocol/inspector');
     const home = mkdtempSync(join(tmpdir(), 'wharf-inspector-home-'));
-    t.after(() => rmSync(home, { recursive: true, force: true }));
+    defer(t, () => rmSync(home, { recursive: true, force: true }));
     const stdout = await new Promise((done, reject) =>
       execFile(
         process.execPath,

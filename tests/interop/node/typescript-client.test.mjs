@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { EXAMPLE_PLUGINS, WHARF, addPlugin, exerciseExamples, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
+import { EXAMPLE_PLUGINS, WHARF, addPlugin, defer, exerciseExamples, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
 
 const MODES = {
   auto: { versionNegotiation: { mode: 'auto' }, expected: '2026-07-28' },
@@ -29,7 +29,7 @@ for (const [mode, { versionNegotiation, expected }] of Object.entries(MODES)) {
       const plugins = pluginFolder(t, EXAMPLE_PLUGINS);
       const client = new Client({ name: 'wharf-interop', version: '2.0.0' }, { versionNegotiation });
       await client.connect(await transportFor(t, kind, plugins));
-      t.after(() => client.close());
+      defer(t, () => client.close());
       assert.equal(client.getNegotiatedProtocolVersion(), expected);
       await exerciseExamples(client, 'from typescript 2');
     });
@@ -57,7 +57,7 @@ for (const mode of ['auto', 'legacy']) {
         },
       );
       await client.connect(await transportFor(t, kind, plugins));
-      t.after(() => client.close());
+      defer(t, () => client.close());
       assert.deepEqual((await client.listTools()).tools.map((tool) => tool.name), ['echo_echo']);
       // Modern clients subscribe with subscriptions/listen and legacy HTTP ones
       // open a GET stream, both in the background: give them a moment.

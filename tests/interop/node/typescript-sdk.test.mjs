@@ -10,7 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { EXAMPLE_PLUGINS, WHARF, addPlugin, exerciseExamples, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
+import { EXAMPLE_PLUGINS, WHARF, addPlugin, defer, exerciseExamples, pluginFolder, serveArgs, serveHttp } from './harness.mjs';
 
 /** Records the version the server agreed to; optionally asks for `forceVersion`
  * instead of the SDK's newest, as an older client would. */
@@ -49,7 +49,7 @@ for (const forced of [undefined, '2025-03-26']) {
     const seen = negotiating(transport, forced);
     const client = new Client({ name: 'wharf-interop', version: '1.0.0' });
     await client.connect(transport);
-    t.after(() => client.close());
+    defer(t, () => client.close());
     assert.equal(seen.agreed, expected);
     await exercise(client);
   });
@@ -61,7 +61,7 @@ for (const forced of [undefined, '2025-03-26']) {
     const seen = negotiating(transport, forced);
     const client = new Client({ name: 'wharf-interop', version: '1.0.0' });
     await client.connect(transport);
-    t.after(() => client.close());
+    defer(t, () => client.close());
     assert.equal(seen.agreed, expected);
     assert.ok(transport.sessionId, 'a legacy HTTP session has an id');
     await exercise(client);
@@ -80,7 +80,7 @@ for (const kind of ['stdio', 'http']) {
     const notified = new Promise((resolve) => (changed = resolve));
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
     await client.connect(transport);
-    t.after(() => client.close());
+    defer(t, () => client.close());
     assert.equal(client.getServerCapabilities().tools.listChanged, true);
     assert.deepEqual((await client.listTools()).tools.map((tool) => tool.name), ['echo_echo']);
     if (kind === 'http') {
