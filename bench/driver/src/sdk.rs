@@ -23,7 +23,7 @@ use crate::proc::ServerCmd;
 const TURNS: usize = 2;
 
 /// What the script prints.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct Measured {
     nanos: Vec<u64>,
     window_ns: u64,
@@ -39,7 +39,7 @@ pub fn stdio_runs(
     workload: &Workload,
     phases: Phases,
 ) -> Result<[LoadResult; 2]> {
-    let mut pooled: [Option<Measured>; 2] = [None, None];
+    let mut pooled: [Measured; 2] = Default::default();
     // Each turn is half the phases of a driver case, so the case takes as long.
     let turn = Phases {
         warmup: phases.warmup / TURNS as u32,
@@ -49,18 +49,12 @@ pub fn stdio_runs(
         for (server, pool) in servers.iter().zip(pooled.iter_mut()) {
             let measured = run_once(python, script, server, workload, turn)
                 .with_context(|| format!("{} through the Python SDK", server.label))?;
-            match pool {
-                None => *pool = Some(measured),
-                Some(pool) => {
-                    pool.nanos.extend(measured.nanos);
-                    pool.window_ns += measured.window_ns;
-                    pool.server_cpu_ns += measured.server_cpu_ns;
-                }
-            }
+            pool.nanos.extend(measured.nanos);
+            pool.window_ns += measured.window_ns;
+            pool.server_cpu_ns += measured.server_cpu_ns;
         }
     }
     Ok(pooled.map(|m| {
-        let m = m.expect("every server ran");
         LoadResult::from_samples(
             m.nanos,
             0,
