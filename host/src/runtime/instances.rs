@@ -159,15 +159,20 @@ impl Instances {
     }
 
     /// Instantiates the component in `store`, within the plugin's time limit.
+    ///
+    /// wasmtime's instantiation future is over a kilobyte, and every future
+    /// that awaits it inline grows by it (an async fn holds its argument and
+    /// its awaitee side by side, so `guarded` and each caller up to the spawned
+    /// task doubled it again). Every call moves those futures several times,
+    /// and the task that retires a store and makes the next spare was 11 KiB.
+    /// Boxed, it is copied once.
     pub(crate) async fn instantiate(
         &self,
         store: &mut Store<HostState>,
     ) -> Guarded<wasmtime::Result<Instance>> {
         let cancel = store.data().call_cancel();
-        guarded(&cancel, self.sandbox.limits.timeout, async {
-            self.pre.instantiate_async(&mut *store).await
-        })
-        .await
+        let instantiating = Box::pin(self.pre.instantiate_async(&mut *store));
+        guarded(&cancel, self.sandbox.limits.timeout, instantiating).await
     }
 
     /// The spare, handed to the call `ctx`; `ctx` back if there is none.

@@ -534,7 +534,7 @@ impl Plugin {
                 });
         let refill = self.code.load().instances.refill();
         self.retirer
-            .retire(store, refill.map(|refill| refill.run()));
+            .retire(store, refill.map(|refill| move || refill.run()));
         concluded
     }
 

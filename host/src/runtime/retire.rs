@@ -40,12 +40,17 @@ impl Default for Retirer {
 impl Retirer {
     /// Ends the call in `store` at once (its event channel and input broker go,
     /// so whoever waits on them sees the call end now) and drops the rest soon,
-    /// on a task of the current runtime, then runs `then` (the plugin's next
-    /// instance is made there, see `Instances::refill`). Without a runtime, or
-    /// when [`HEADROOM`] stores already wait, the store is dropped in place and
-    /// `then` is dropped unrun.
-    pub(crate) fn retire<F>(&self, mut store: Store<HostState>, then: Option<F>)
+    /// on a task of the current runtime, then runs the future `then` makes
+    /// (the plugin's next instance is made there, see `Instances::refill`).
+    /// Without a runtime, or when [`HEADROOM`] stores already wait, the store
+    /// is dropped in place and `then` is dropped unrun.
+    ///
+    /// `then` makes its future on the task rather than being one: a future
+    /// held by the task and then awaited takes its room twice, and the task is
+    /// made (and moved) once per call.
+    pub(crate) fn retire<M, F>(&self, mut store: Store<HostState>, then: Option<M>)
     where
+        M: FnOnce() -> F + Send + 'static,
         F: Future<Output = ()> + Send + 'static,
     {
         store.data_mut().end_call();
@@ -63,7 +68,7 @@ impl Retirer {
             drop(store);
             drop(waiting);
             if let Some(then) = then {
-                then.await;
+                then().await;
             }
         });
     }

@@ -216,7 +216,7 @@ fn without_a_runtime_a_store_is_dropped_in_place() {
         runtime.epoch.use_epoch(),
     )
     .unwrap();
-    let nothing_after: Option<std::future::Ready<()>> = None;
+    let nothing_after: Option<fn() -> std::future::Ready<()>> = None;
     runtime.retirer.retire(
         Store::new(&runtime.unmetered.optimized.engine, state),
         nothing_after,
