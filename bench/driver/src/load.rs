@@ -221,93 +221,169 @@ impl Turns<'_> {
     }
 }
 
-/// `clients` keep-alive connections, each sending its next request as soon as
-/// the previous answer arrived (closed loop), for the warm-up and then the
-/// measured window. Runs on a single-threaded runtime, so the driver takes at
-/// most one core from the server.
+/// How long one server takes the load before the other in [`http_run`].
+const HTTP_TURN: Duration = Duration::from_millis(500);
+
+/// A server under HTTP load: where it listens, and its process (for CPU time).
+#[derive(Debug, Clone, Copy)]
+pub struct HttpTarget {
+    pub addr: SocketAddr,
+    pub pid: u32,
+}
+
+/// `clients` keep-alive connections to each server, each sending its next
+/// request as soon as the previous answer arrived (closed loop). As in
+/// [`stdio_run`], the two servers take turns of [`HTTP_TURN`] through the
+/// warm-up and the measured window, until each has had the whole of each, so
+/// a change in how busy the machine is falls on both alike. A turn starts
+/// every client at once and ends when the last answer of a request sent
+/// within it arrived; a server's CPU time is counted over its own turns.
+/// Runs on a single-threaded runtime, so the driver takes at most one core
+/// from the server.
 pub fn http_run(
-    addr: SocketAddr,
-    pid: u32,
+    servers: [HttpTarget; 2],
     workload: &Workload,
     clients: usize,
     phases: Phases,
     era: Era,
-) -> Result<LoadResult> {
+) -> Result<[LoadResult; 2]> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let start = Instant::now();
-        let measure_from = start + phases.warmup;
-        let measure_to = measure_from + phases.measure;
-        let mut tasks = Vec::new();
-        for client in 0..clients {
-            let workload = workload.clone();
-            tasks.push(tokio::spawn(async move {
-                let window = (measure_from, measure_to);
-                http_client(addr, client as u64, &workload, window, era).await
-            }));
+        let mut sides = Vec::with_capacity(2);
+        for target in servers {
+            sides.push(HttpTurns::open(target, clients, workload, era).await?);
         }
-        // The server's CPU time at both ends of the measured window.
-        let cpu = tokio::spawn(async move {
-            tokio::time::sleep_until(measure_from.into()).await;
-            let before = cpu_time(pid)?;
-            tokio::time::sleep_until(measure_to.into()).await;
-            Ok::<_, anyhow::Error>(cpu_time(pid)?.saturating_sub(before))
-        });
-        let mut samples = Vec::new();
-        let mut errors = 0;
-        for task in tasks {
-            let (mine, failed) = task.await.context("client task")??;
-            samples.extend(mine);
-            errors += failed;
+        for (length, record) in [(phases.warmup, false), (phases.measure, true)] {
+            let mut given = Duration::ZERO;
+            while given < length {
+                let turn_length = HTTP_TURN.min(length - given);
+                for side in &mut sides {
+                    side.run(workload, era, turn_length, record).await?;
+                }
+                given += turn_length;
+            }
         }
-        let cpu = cpu.await.context("CPU sampler task")??;
-        Ok(LoadResult::from_samples(
-            samples,
-            errors,
-            phases.measure,
-            cpu,
-        ))
+        let mut results = sides
+            .into_iter()
+            .map(|side| LoadResult::from_samples(side.samples, side.errors, side.window, side.cpu));
+        let first = results.next().expect("two servers");
+        let second = results.next().expect("two servers");
+        Ok([first, second])
     })
 }
 
-async fn http_client(
-    addr: SocketAddr,
-    client: u64,
-    workload: &Workload,
-    (measure_from, measure_to): (Instant, Instant),
-    era: Era,
-) -> Result<(Vec<u64>, usize)> {
-    let mut connection = Connection::open(addr).await?;
-    if era == Era::Legacy {
-        connection.handshake().await?;
+/// One server's share of [`http_run`]: its open connections and what they
+/// measured so far.
+struct HttpTurns {
+    pid: u32,
+    /// Between turns; each turn lends them to the clients' tasks.
+    clients: Vec<HttpClient>,
+    samples: Vec<u64>,
+    errors: usize,
+    /// Measured time and server CPU time, summed over the measured turns.
+    window: Duration,
+    cpu: Duration,
+}
+
+/// A connection and the id of its last request.
+struct HttpClient {
+    connection: Connection,
+    id: u64,
+}
+
+impl HttpTurns {
+    /// Opens the connections (and their legacy sessions), and checks that a
+    /// first call works, or every number after it is meaningless.
+    async fn open(
+        target: HttpTarget,
+        clients: usize,
+        workload: &Workload,
+        era: Era,
+    ) -> Result<Self> {
+        let mut opened = Vec::with_capacity(clients);
+        for client in 0..clients as u64 {
+            let mut connection = Connection::open(target.addr).await?;
+            if era == Era::Legacy {
+                connection.handshake().await?;
+            }
+            opened.push(HttpClient {
+                connection,
+                id: client << 32,
+            });
+        }
+        if let Some(first) = opened.first_mut() {
+            let (status, reply) = first.call(workload, era).await?;
+            if status != 200 || !is_success(&reply) {
+                bail!(
+                    "the first {} call failed: HTTP {status}: {}",
+                    workload.tool,
+                    String::from_utf8_lossy(&reply)
+                );
+            }
+        }
+        Ok(Self {
+            pid: target.pid,
+            clients: opened,
+            samples: Vec::new(),
+            errors: 0,
+            window: Duration::ZERO,
+            cpu: Duration::ZERO,
+        })
     }
-    let mut samples = Vec::new();
-    let mut errors = 0;
-    let mut id = client << 32;
-    loop {
-        id += 1;
-        let body = call_body(id, workload, era);
+
+    /// Every client calls for `length`, keeping the samples if `record`.
+    async fn run(
+        &mut self,
+        workload: &Workload,
+        era: Era,
+        length: Duration,
+        record: bool,
+    ) -> Result<()> {
+        let cpu_before = cpu_time(self.pid)?;
         let started = Instant::now();
-        if started >= measure_to {
-            break;
+        let end = started + length;
+        let tasks: Vec<_> = self
+            .clients
+            .drain(..)
+            .map(|mut client| {
+                let workload = workload.clone();
+                tokio::spawn(async move {
+                    let mut samples = Vec::new();
+                    let mut errors = 0;
+                    while Instant::now() < end {
+                        let sent = Instant::now();
+                        let (status, reply) = client.call(&workload, era).await?;
+                        samples.push(sent.elapsed().as_nanos() as u64);
+                        errors += usize::from(status != 200 || !is_success(&reply));
+                    }
+                    Ok::<_, anyhow::Error>((client, samples, errors))
+                })
+            })
+            .collect();
+        for task in tasks {
+            let (client, samples, errors) = task.await.context("client task")??;
+            self.clients.push(client);
+            if record {
+                self.samples.extend(samples);
+                self.errors += errors;
+            }
         }
-        let (status, reply) = connection.post(&body, workload.tool).await?;
-        let took = started.elapsed().as_nanos() as u64;
-        let ok = status == 200 && is_success(&reply);
-        if started >= measure_from {
-            samples.push(took);
-            errors += usize::from(!ok);
-        } else if !ok && id == (client << 32) + 1 {
-            bail!(
-                "the first {} call failed: HTTP {status}: {}",
-                workload.tool,
-                String::from_utf8_lossy(&reply)
-            );
+        if record {
+            self.window += length;
+            self.cpu += cpu_time(self.pid)?.saturating_sub(cpu_before);
         }
+        Ok(())
     }
-    Ok((samples, errors))
+}
+
+impl HttpClient {
+    async fn call(&mut self, workload: &Workload, era: Era) -> Result<(u16, Vec<u8>)> {
+        self.id += 1;
+        let body = call_body(self.id, workload, era);
+        self.connection.post(&body, workload.tool).await
+    }
 }
 
 /// One keep-alive HTTP/1.1 connection to `/mcp`. Hand-rolled (about 80 lines)

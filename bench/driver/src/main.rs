@@ -17,15 +17,17 @@ mod sdk;
 mod startup;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Parser;
 use serde_json::json;
 
-use load::{Era, Phases, Workload};
+use load::{Era, HttpTarget, Phases, Workload};
 use pin::{Cores, PinnedThread};
-use proc::{HttpServer, ServerCmd, StdioServer, peak_rss_until};
+use proc::{HttpServer, ServerCmd, StdioServer, peak_rss_while};
 use report::{Case, Report};
 
 /// Measure Wharf against the native rmcp baseline.
@@ -197,20 +199,30 @@ fn main() -> Result<()> {
         .chain(std::iter::once((&workloads[0], Era::Legacy, "http-legacy")));
     for (workload, era, transport) in http_cases.filter(|_| runs(Part::Http)) {
         for &clients in HTTP_CLIENTS {
-            for server in [&wharf, &baseline] {
-                let running = HttpServer::start(server)?;
-                let sample_memory = clients == *HTTP_CLIENTS.last().unwrap()
-                    && workload.label == "trivial"
-                    && era == Era::Modern;
-                let pid = running.pid();
-                let sampler = sample_memory.then(|| {
-                    let until = Instant::now() + phases.warmup + phases.measure;
-                    std::thread::spawn(move || peak_rss_until(pid, until))
-                });
-                let result = load::http_run(running.addr, pid, workload, clients, phases, era)
-                    .with_context(|| {
-                        format!("{} over {transport}, {}", server.label, workload.tool)
-                    })?;
+            let running = [HttpServer::start(&wharf)?, HttpServer::start(&baseline)?];
+            let targets = running.each_ref().map(|server| HttpTarget {
+                addr: server.addr,
+                pid: server.pid(),
+            });
+            let sample_memory = clients == *HTTP_CLIENTS.last().unwrap()
+                && workload.label == "trivial"
+                && era == Era::Modern;
+            let sampling = Arc::new(AtomicBool::new(true));
+            let samplers = sample_memory.then(|| {
+                targets.map(|target| {
+                    let sampling = sampling.clone();
+                    std::thread::spawn(move || peak_rss_while(target.pid, &sampling))
+                })
+            });
+            let results = load::http_run(targets, workload, clients, phases, era)
+                .with_context(|| format!("over {transport}, {}", workload.tool))?;
+            sampling.store(false, Ordering::Relaxed);
+            drop(running);
+            for ((server, result), sampler) in [&wharf, &baseline]
+                .into_iter()
+                .zip(results)
+                .zip(samplers.map(|s| s.map(Some)).unwrap_or_default())
+            {
                 if let Some(sampler) = sampler {
                     let peak = sampler.join().expect("sampler thread");
                     report.load_rss_kib.insert(server.label.to_string(), peak);

@@ -4,8 +4,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
@@ -173,10 +174,11 @@ pub fn cpu_time(pid: u32) -> Result<Duration> {
     Ok(Duration::from_millis(total * 1000 / USER_HZ))
 }
 
-/// Samples a process's RSS every 50 ms until `until`, returning the largest.
-pub fn peak_rss_until(pid: u32, until: Instant) -> u64 {
+/// Samples a process's RSS every 50 ms while `sampling` is set, returning the
+/// largest.
+pub fn peak_rss_while(pid: u32, sampling: &AtomicBool) -> u64 {
     let mut peak = 0;
-    while Instant::now() < until {
+    while sampling.load(Ordering::Relaxed) {
         if let Ok(rss) = rss_kib(pid) {
             peak = peak.max(rss);
         }
@@ -213,6 +215,7 @@ pub fn fill_plugin_dir(dir: &Path, component: &[u8], stem: &str, count: usize) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn reads_the_listening_line() {
