@@ -251,10 +251,11 @@ pub fn http_run(
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let mut sides = Vec::with_capacity(2);
-        for target in servers {
-            sides.push(HttpTurns::open(target, clients, workload, era).await?);
-        }
+        let [first, second] = servers;
+        let mut sides = [
+            HttpTurns::open(first, clients, workload, era).await?,
+            HttpTurns::open(second, clients, workload, era).await?,
+        ];
         for (length, record) in [(phases.warmup, false), (phases.measure, true)] {
             let mut given = Duration::ZERO;
             while given < length {
@@ -265,12 +266,8 @@ pub fn http_run(
                 given += turn_length;
             }
         }
-        let mut results = sides
-            .into_iter()
-            .map(|side| LoadResult::from_samples(side.samples, side.errors, side.window, side.cpu));
-        let first = results.next().expect("two servers");
-        let second = results.next().expect("two servers");
-        Ok([first, second])
+        Ok(sides
+            .map(|side| LoadResult::from_samples(side.samples, side.errors, side.window, side.cpu)))
     })
 }
 
@@ -352,8 +349,11 @@ impl HttpTurns {
                 tokio::spawn(async move {
                     let mut samples = Vec::new();
                     let mut errors = 0;
-                    while Instant::now() < end {
+                    loop {
                         let sent = Instant::now();
+                        if sent >= end {
+                            break;
+                        }
                         let (status, reply) = client.call(&workload, era).await?;
                         samples.push(sent.elapsed().as_nanos() as u64);
                         errors += usize::from(status != 200 || !is_success(&reply));

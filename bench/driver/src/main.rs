@@ -208,20 +208,17 @@ fn main() -> Result<()> {
                 && workload.label == "trivial"
                 && era == Era::Modern;
             let sampling = Arc::new(AtomicBool::new(true));
-            let samplers = sample_memory.then(|| {
-                targets.map(|target| {
-                    let sampling = sampling.clone();
-                    std::thread::spawn(move || peak_rss_while(target.pid, &sampling))
-                })
+            let samplers = targets.map(|target| {
+                let sampling = sampling.clone();
+                sample_memory
+                    .then(|| std::thread::spawn(move || peak_rss_while(target.pid, &sampling)))
             });
             let results = load::http_run(targets, workload, clients, phases, era)
                 .with_context(|| format!("over {transport}, {}", workload.tool))?;
             sampling.store(false, Ordering::Relaxed);
             drop(running);
-            for ((server, result), sampler) in [&wharf, &baseline]
-                .into_iter()
-                .zip(results)
-                .zip(samplers.map(|s| s.map(Some)).unwrap_or_default())
+            for ((server, result), sampler) in
+                [&wharf, &baseline].into_iter().zip(results).zip(samplers)
             {
                 if let Some(sampler) = sampler {
                     let peak = sampler.join().expect("sampler thread");
