@@ -25,7 +25,7 @@ use wharf::oneshot::{CallResult, Single, content_text};
 use wharf::registry::Registry;
 use wharf::runtime::{CallLimits, Ceilings, CompiledCache, Placement, Runtime, RuntimeOptions};
 use wharf::server::{SUPPORTED_VERSIONS, ServerOptions, WharfServer};
-use wharf::stdio::{DEFAULT_MAX_LINE_BYTES, LineTransport};
+use wharf::stdio::{BusyPoll, DEFAULT_BUSY_POLL_US, DEFAULT_MAX_LINE_BYTES, LineTransport};
 use wharf::watcher::FolderWatch;
 
 /// Serve WebAssembly components as MCP tools.
@@ -207,6 +207,12 @@ struct ServeArgs {
     #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES)]
     max_message_bytes: usize,
 
+    /// While stdio requests arrive back to back, poll stdin for up to this many
+    /// microseconds before the serving thread sleeps, which saves the wake-up
+    /// (0: never). Off where Wharf may use one CPU only.
+    #[arg(long, default_value_t = DEFAULT_BUSY_POLL_US, value_parser = clap::value_parser!(u64).range(0..=1000))]
+    stdio_busy_poll_us: u64,
+
     #[command(flatten)]
     cache: CacheArgs,
 
@@ -329,7 +335,8 @@ fn init_logging() {
 }
 
 /// Both transports serve the protocol on single-threaded runtimes, so a short
-/// call never hops between threads: stdio on this thread (it has one client),
+/// call never hops between threads: stdio on this thread (it has one client;
+/// see [`BusyPoll`] for how it waits for the next request),
 /// HTTP on one serving thread per core (see `wharf::http`). Guest code that
 /// runs for longer than an epoch tick moves to a pool of workers (see
 /// [`Placement`]), which also runs start-up, reloads and other background work
@@ -340,7 +347,22 @@ fn serve_on_fitting_runtime(args: ServeArgs) -> anyhow::Result<()> {
     if args.http.http.is_some() {
         return workers.block_on(serve(args, placement));
     }
-    tokio::runtime::Builder::new_current_thread()
+    let mut stdio = tokio::runtime::Builder::new_current_thread();
+    match BusyPoll::for_stdin(Duration::from_micros(args.stdio_busy_poll_us)) {
+        Some(poll) => {
+            tracing::debug!(
+                budget_us = poll.budget().as_micros() as u64,
+                "stdio busy-poll on"
+            );
+            let poll = Arc::new(poll);
+            let after = poll.clone();
+            stdio
+                .on_thread_park(move || poll.before_park())
+                .on_thread_unpark(move || after.after_unpark());
+        }
+        None => tracing::debug!("stdio busy-poll off"),
+    }
+    stdio
         .enable_all()
         .build()
         .context("starting the async runtime")?

@@ -22,7 +22,10 @@ use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+mod busy_poll;
 mod well_formed;
+
+pub use busy_poll::{BusyPoll, DEFAULT_BUSY_POLL_US};
 
 /// Largest accepted message; a longer line is discarded and answered with `-32600`.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
