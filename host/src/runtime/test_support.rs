@@ -1,6 +1,6 @@
-//! What the runtime's unit tests share: a runtime for a couple of calls, loading
-//! a component with given limits, calling the `count` function of the
-//! counter components the tests build, and waiting for optimised code.
+//! What the runtime's unit tests share: a runtime for a couple of calls, a
+//! counter component, loading a component with given limits, calling its
+//! `count` function, and waiting for optimised code.
 
 use std::time::Duration;
 
@@ -48,4 +48,26 @@ pub(crate) async fn optimized(plugin: &Plugin) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("the optimised code never came");
+}
+
+/// A plain component whose `count` adds one to a global and answers it (1 in
+/// a fresh instance) after looping `spins` times; `salt` makes its bytes
+/// differ from another's.
+pub(crate) fn counter(spins: u32, salt: u32) -> Vec<u8> {
+    wat::parse_str(format!(
+        r#"(component
+            (core module $m
+                (global $n (mut i32) (i32.const {salt}))
+                (func (export "count") (result i32) (local $left i32)
+                    (local.set $left (i32.const {spins}))
+                    (block $done (loop $again
+                        (br_if $done (i32.eqz (local.get $left)))
+                        (local.set $left (i32.sub (local.get $left) (i32.const 1)))
+                        (br $again)))
+                    (global.set $n (i32.add (global.get $n) (i32.const 1)))
+                    (i32.sub (global.get $n) (i32.const {salt}))))
+            (core instance $i (instantiate $m))
+            (func (export "count") (result u32) (canon lift (core func $i "count"))))"#
+    ))
+    .unwrap()
 }

@@ -10,10 +10,10 @@
 //! return at once. A client that pauses longer than the budget (a person, a
 //! model) turns it off again after one sleep, so it costs nothing there; and
 //! where the process may use one CPU only, spinning would just keep the
-//! client off it, so it is never on.
+//! client off it, so it is never on. Unix only (`poll(2)`).
 
+use std::ffi::c_int;
 use std::num::NonZero;
-use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -27,7 +27,7 @@ pub const DEFAULT_BUSY_POLL_US: u64 = 100;
 /// [`after_unpark`]: BusyPoll::after_unpark
 #[derive(Debug)]
 pub struct BusyPoll {
-    fd: RawFd,
+    fd: c_int,
     budget: Duration,
     origin: Instant,
     /// When the thread last ran out of work, in nanoseconds since `origin`.
@@ -38,14 +38,15 @@ pub struct BusyPoll {
 }
 
 impl BusyPoll {
-    /// Busy-polling of this process's stdin, or `None` when `budget` is zero or
-    /// the process may run on one CPU only.
+    /// Busy-polling of this process's stdin (file descriptor 0), or `None`
+    /// when `budget` is zero, the process may run on one CPU only, or this is
+    /// not Unix.
     pub fn for_stdin(budget: Duration) -> Option<Self> {
         let cpus = std::thread::available_parallelism().map_or(1, NonZero::get);
-        (cpus > 1 && !budget.is_zero()).then(|| Self::new(libc::STDIN_FILENO, budget))
+        (cfg!(unix) && cpus > 1 && !budget.is_zero()).then(|| Self::new(0, budget))
     }
 
-    fn new(fd: RawFd, budget: Duration) -> Self {
+    fn new(fd: c_int, budget: Duration) -> Self {
         Self {
             fd,
             budget,
@@ -94,7 +95,8 @@ impl BusyPoll {
 
 /// Polls `fd` without blocking until it is readable or hung up (true), or
 /// until `budget` has passed or polling fails (false).
-fn wait_readable(fd: RawFd, budget: Duration) -> bool {
+#[cfg(unix)]
+fn wait_readable(fd: c_int, budget: Duration) -> bool {
     let start = Instant::now();
     loop {
         let mut entry = libc::pollfd {
@@ -115,7 +117,13 @@ fn wait_readable(fd: RawFd, budget: Duration) -> bool {
     }
 }
 
-#[cfg(test)]
+/// Never called: [`BusyPoll::for_stdin`] is `None` off Unix.
+#[cfg(not(unix))]
+fn wait_readable(_fd: c_int, _budget: Duration) -> bool {
+    false
+}
+
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::io::Write;

@@ -5,26 +5,8 @@ use std::time::Duration;
 
 use wasmtime::{Engine, Store};
 
-use crate::runtime::test_support::{count, load, optimized, two_calls};
+use crate::runtime::test_support::{count, counter, load, optimized, two_calls};
 use crate::runtime::{CallContext, CallFailure, CallLimits, Plugin, RuntimeOptions, Tier};
-
-/// A plain component whose `count` loops `spins` times, then answers 1.
-fn counter(spins: u32) -> Vec<u8> {
-    wat::parse_str(format!(
-        r#"(component
-            (core module $m
-                (func (export "count") (result i32) (local $left i32)
-                    (local.set $left (i32.const {spins}))
-                    (block $done (loop $again
-                        (br_if $done (i32.eqz (local.get $left)))
-                        (local.set $left (i32.sub (local.get $left) (i32.const 1)))
-                        (br $again)))
-                    (i32.const 1)))
-            (core instance $i (instantiate $m))
-            (func (export "count") (result u32) (canon lift (core func $i "count"))))"#
-    ))
-    .unwrap()
-}
 
 /// A plain component whose `count` never returns.
 fn forever() -> Vec<u8> {
@@ -60,13 +42,13 @@ async fn only_plugins_with_a_fuel_limit_run_metered_code() {
         quick_compile: true,
         ..RuntimeOptions::default()
     });
-    let free = load(&runtime, "free", counter(10), CallLimits::default()).await;
+    let free = load(&runtime, "free", counter(10, 0), CallLimits::default()).await;
     assert_eq!(free.tier(), Tier::Quick);
     assert!(!meters(&engine_of(&free)));
     assert!(runtime.metered.get().is_none(), "made only when needed");
     assert_eq!(count(&free, CallContext::default()).await, Ok(1.into()));
 
-    let limited = load(&runtime, "limited", counter(10), fuel(1_000_000)).await;
+    let limited = load(&runtime, "limited", counter(10, 0), fuel(1_000_000)).await;
     let metered = runtime.metered.get().expect("made for the first limit");
     assert!(Engine::same(
         &engine_of(&limited),
@@ -74,7 +56,7 @@ async fn only_plugins_with_a_fuel_limit_run_metered_code() {
     ));
     assert!(meters(&engine_of(&limited)));
     assert_eq!(count(&limited, CallContext::default()).await, Ok(1.into()));
-    let thirsty = load(&runtime, "thirsty", counter(1_000_000), fuel(10_000)).await;
+    let thirsty = load(&runtime, "thirsty", counter(1_000_000, 0), fuel(10_000)).await;
     assert_eq!(
         count(&thirsty, CallContext::default()).await,
         Err(CallFailure::OutOfFuel(10_000))
@@ -95,7 +77,7 @@ async fn only_plugins_with_a_fuel_limit_run_metered_code() {
 #[tokio::test]
 async fn without_quick_compiles_a_fuel_limit_gets_cranelift_metered_code() {
     let runtime = two_calls(RuntimeOptions::default());
-    let limited = load(&runtime, "limited", counter(1_000_000), fuel(10_000)).await;
+    let limited = load(&runtime, "limited", counter(1_000_000, 0), fuel(10_000)).await;
     let metered = runtime.metered.get().unwrap();
     assert!(metered.quick.is_none());
     assert_eq!(limited.tier(), Tier::Optimized);
@@ -141,7 +123,7 @@ fn a_metered_plugin_still_stops_at_its_time_limit() {
 #[tokio::test]
 async fn metered_compiles_have_their_own_cache() {
     let dir = tempfile::tempdir().unwrap();
-    let bytes = counter(10);
+    let bytes = counter(10, 0);
     let options = || RuntimeOptions {
         cache_root: Some(dir.path().into()),
         ..RuntimeOptions::default()

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::runtime::engine::Compilers;
-use crate::runtime::test_support::{load, optimized, two_calls};
+use crate::runtime::test_support::{counter, load, optimized, two_calls};
 use crate::runtime::{
     CallContext, CallFailure, CallLimits, ContentHash, Plugin, Runtime, RuntimeOptions, Tier,
 };
@@ -16,28 +16,6 @@ fn runtime(quick_compile: bool, cache_root: Option<PathBuf>) -> Runtime {
         cache_root,
         ..RuntimeOptions::default()
     })
-}
-
-/// A plain component whose `count` adds one to a global and answers it (1 in
-/// a fresh instance) after looping `spins` times; `salt` makes its bytes
-/// differ from another's.
-fn counter(spins: u32, salt: u32) -> Vec<u8> {
-    wat::parse_str(format!(
-        r#"(component
-            (core module $m
-                (global $n (mut i32) (i32.const {salt}))
-                (func (export "count") (result i32) (local $left i32)
-                    (local.set $left (i32.const {spins}))
-                    (block $done (loop $again
-                        (br_if $done (i32.eqz (local.get $left)))
-                        (local.set $left (i32.sub (local.get $left) (i32.const 1)))
-                        (br $again)))
-                    (global.set $n (i32.add (global.get $n) (i32.const 1)))
-                    (i32.sub (global.get $n) (i32.const {salt}))))
-            (core instance $i (instantiate $m))
-            (func (export "count") (result u32) (canon lift (core func $i "count"))))"#
-    ))
-    .unwrap()
 }
 
 async fn count(plugin: &Plugin) -> Result<serde_json::Value, CallFailure> {
