@@ -580,10 +580,15 @@ pub(super) async fn guarded<T>(
     timeout: Duration,
     work: impl Future<Output = T>,
 ) -> Guarded<T> {
+    let deadline = tokio::time::Instant::now() + timeout + HOST_GRACE;
+    let mut work = std::pin::pin!(work);
+    if let Some(done) = first_poll(cancel, work.as_mut()).await {
+        return done;
+    }
     tokio::select! {
         biased;
         _ = cancel.cancelled() => Guarded::Cancelled,
-        result = tokio::time::timeout(timeout + HOST_GRACE, work) => match result {
+        result = tokio::time::timeout_at(deadline, work) => match result {
             Ok(value) => Guarded::Done(value),
             Err(_) => Guarded::TimedOut,
         },
@@ -598,6 +603,9 @@ async fn guarded_by_clock<T>(
     work: impl Future<Output = T>,
 ) -> Guarded<T> {
     let mut work = std::pin::pin!(work);
+    if let Some(done) = first_poll(cancel, work.as_mut()).await {
+        return done;
+    }
     loop {
         let wake = tokio::time::Instant::from_std(clock.next_check() + HOST_GRACE);
         tokio::select! {
@@ -612,6 +620,29 @@ async fn guarded_by_clock<T>(
             }
         }
     }
+}
+
+/// The start of [`guarded`]: a call already cancelled does not start, and
+/// `work` is polled once. Guest code that neither waits on the host nor runs
+/// into an epoch tick (most calls) is done then, and never registers the timer
+/// and the cancellation waiter the rest of the guard needs: a lock and a timer
+/// wheel entry each, made and dropped again on every call.
+async fn first_poll<T, F: Future<Output = T>>(
+    cancel: &tokio_util::sync::CancellationToken,
+    mut work: std::pin::Pin<&mut F>,
+) -> Option<Guarded<T>> {
+    if cancel.is_cancelled() {
+        return Some(Guarded::Cancelled);
+    }
+    std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(match work.as_mut().poll(cx) {
+            std::task::Poll::Ready(value) => Some(Guarded::Done(value)),
+            // The waker `work` was given is the task's own, so nothing is lost
+            // when the guard goes on to poll it again.
+            std::task::Poll::Pending => None,
+        })
+    })
+    .await
 }
 
 #[cfg(test)]
