@@ -71,7 +71,10 @@ struct Cli {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Part {
     Stdio,
+    /// Every HTTP case, 2026-07-28 and legacy sessions.
     Http,
+    /// The HTTP cases in legacy sessions only.
+    Legacy,
     Startup,
 }
 
@@ -197,7 +200,8 @@ fn main() -> Result<()> {
         .iter()
         .map(|w| (w, Era::Modern, "http"))
         .chain(std::iter::once((&workloads[0], Era::Legacy, "http-legacy")));
-    for (workload, era, transport) in http_cases.filter(|_| runs(Part::Http)) {
+    let http_runs = |era: Era| runs(Part::Http) || (era == Era::Legacy && runs(Part::Legacy));
+    for (workload, era, transport) in http_cases.filter(|&(_, era, _)| http_runs(era)) {
         for &clients in HTTP_CLIENTS {
             let running = [HttpServer::start(&wharf)?, HttpServer::start(&baseline)?];
             let targets = running.each_ref().map(|server| HttpTarget {
