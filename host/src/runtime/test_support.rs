@@ -1,6 +1,6 @@
 //! What the runtime's unit tests share: a runtime for a couple of calls, a
 //! counter component, loading a component with given limits, calling its
-//! `count` function, and waiting for optimised code.
+//! `count` function, and holding back or waiting for optimised code.
 
 use std::time::Duration;
 
@@ -37,6 +37,19 @@ pub(crate) async fn count(
 ) -> Result<serde_json::Value, CallFailure> {
     let out = plugin.call("count", "{}", ctx).await?;
     Ok(out.structured.unwrap()["result"].clone())
+}
+
+/// Keeps the runtime's optimising compiles waiting while held, so a plugin
+/// loaded meanwhile stays on its quick code however fast its tier-up would be.
+pub(crate) async fn hold_tier_ups(runtime: &Runtime) -> tokio::sync::OwnedMutexGuard<()> {
+    runtime
+        .optimizer
+        .as_ref()
+        .unwrap()
+        .turn
+        .clone()
+        .lock_owned()
+        .await
 }
 
 /// Waits (at most a minute) for the plugin's optimised code.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use wasmtime::{Engine, Store};
 
-use crate::runtime::test_support::{count, counter, load, optimized, two_calls};
+use crate::runtime::test_support::{count, counter, hold_tier_ups, load, optimized, two_calls};
 use crate::runtime::{CallContext, CallFailure, CallLimits, Plugin, RuntimeOptions, Tier};
 
 /// A plain component whose `count` never returns.
@@ -42,6 +42,9 @@ async fn only_plugins_with_a_fuel_limit_run_metered_code() {
         quick_compile: true,
         ..RuntimeOptions::default()
     });
+    // The tiny component's optimised compile could otherwise replace its quick
+    // code before the first check.
+    let held = hold_tier_ups(&runtime).await;
     let free = load(&runtime, "free", counter(10, 0), CallLimits::default()).await;
     assert_eq!(free.tier(), Tier::Quick);
     assert!(!meters(&engine_of(&free)));
@@ -63,6 +66,7 @@ async fn only_plugins_with_a_fuel_limit_run_metered_code() {
     );
 
     // Tiered up, each stays on its side.
+    drop(held);
     for plugin in [&free, &limited] {
         optimized(plugin).await;
     }

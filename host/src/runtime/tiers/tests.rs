@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::runtime::engine::Compilers;
-use crate::runtime::test_support::{counter, load, optimized, two_calls};
+use crate::runtime::test_support::{counter, hold_tier_ups, load, optimized, two_calls};
 use crate::runtime::{
     CallContext, CallFailure, CallLimits, ContentHash, Plugin, Runtime, RuntimeOptions, Tier,
 };
@@ -20,18 +20,6 @@ fn runtime(quick_compile: bool, cache_root: Option<PathBuf>) -> Runtime {
 
 async fn count(plugin: &Plugin) -> Result<serde_json::Value, CallFailure> {
     crate::runtime::test_support::count(plugin, CallContext::default()).await
-}
-
-/// Keeps the runtime's optimising compiles waiting while held.
-async fn hold_tier_ups(runtime: &Runtime) -> tokio::sync::OwnedMutexGuard<()> {
-    runtime
-        .optimizer
-        .as_ref()
-        .unwrap()
-        .turn
-        .clone()
-        .lock_owned()
-        .await
 }
 
 #[tokio::test]
