@@ -627,10 +627,10 @@ async fn guarded_by_clock<T>(
 /// into an epoch tick (most calls) is done then, and never registers the timer
 /// and the cancellation waiter the rest of the guard needs: a lock and a timer
 /// wheel entry each, made and dropped again on every call.
-async fn first_poll<T, F: Future<Output = T>>(
+async fn first_poll<F: Future>(
     cancel: &tokio_util::sync::CancellationToken,
     mut work: std::pin::Pin<&mut F>,
-) -> Option<Guarded<T>> {
+) -> Option<Guarded<F::Output>> {
     if cancel.is_cancelled() {
         return Some(Guarded::Cancelled);
     }
