@@ -339,6 +339,66 @@ fn legacy_sessions_live_from_initialize_to_delete() {
     assert_eq!(post(addr, &headers(&with(&[])), &call).status, 404);
 }
 
+/// A quick legacy call's SSE answer (head, priming event, message and end)
+/// leaves Wharf in one write, so a client's first read has all of it; without
+/// the hold (see `http::coalesce`) the priming event went out alone first.
+#[test]
+fn a_quick_legacy_answer_arrives_in_one_piece() {
+    use std::io::{Read, Write};
+    let (_wharf, addr) = serve_http(&["echo"], &[]);
+    let session = initialize(addr);
+    let with_session = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(addr, &with_session, &initialized).status, 202);
+
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let calls = 10;
+    let mut whole = 0;
+    for id in 1..=calls {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "echo_echo", "arguments": {"text": format!("piece {id}")}}})
+        .to_string();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\n\
+             MCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = Vec::new();
+        let mut buffer = [0; 65536];
+        let mut reads = 0;
+        // Read until the end of this answer (chunked, or a Content-Length).
+        while !answer.ends_with(b"\r\n0\r\n\r\n") {
+            let read = stream.read(&mut buffer).expect("the rest of the answer");
+            assert!(
+                read > 0,
+                "closed mid-answer: {}",
+                String::from_utf8_lossy(&answer)
+            );
+            answer.extend_from_slice(&buffer[..read]);
+            reads += 1;
+        }
+        let text = String::from_utf8_lossy(&answer);
+        assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+        assert!(text.contains("data: \n"), "no priming event: {text}");
+        assert!(text.contains(&format!("piece {id}")), "{text}");
+        if reads == 1 {
+            whole += 1;
+        }
+    }
+    // A call that outlasts its thread's other work (the first, a slow CI
+    // machine) may still go out in two; most must not.
+    assert!(
+        whole * 2 > calls,
+        "only {whole} of {calls} answers came in one piece"
+    );
+}
+
 #[test]
 fn legacy_sessions_expire_when_idle() {
     let (_wharf, addr) = serve_http(&["echo"], &["--session-idle-secs", "1"]);

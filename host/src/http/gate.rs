@@ -3,7 +3,8 @@
 //! Every request gets the Origin/Host check ([`origin`]). Every route but
 //! `/healthz` then gets the bearer token ([`auth`]), and the time limit
 //! ([`deadline`]) over reading the body ([`envelope`]) and answering, with a
-//! successful session `DELETE` answered 200 ([`session`]).
+//! successful session `DELETE` answered 200 ([`session`]) and an SSE answer to
+//! a POST held until its first message ([`coalesce`]).
 //!
 //! Why one hand-written layer rather than a `from_fn` middleware per check:
 //! each `from_fn` boxes the inner service and its future for every request,
@@ -15,12 +16,13 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::extract::Request;
+use axum::http::Method;
 use axum::response::Response;
 use futures::future::BoxFuture;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::{HttpOptions, auth, deadline, envelope, origin, session};
+use super::{HttpOptions, auth, coalesce, deadline, envelope, origin, session};
 
 /// The path that answers without a token (liveness probes carry none).
 pub const OPEN_PATH: &str = "/healthz";
@@ -99,6 +101,9 @@ where
             Err(refusal) => return refusal,
         };
         let mut response = answer(inner.call(request).await);
+        if method == Method::POST {
+            response = coalesce::first_message(response).await;
+        }
         session::delete_answers_ok(&method, &mut response);
         response
     })

@@ -9,7 +9,8 @@
 //! check applied by one tower layer ([`gate`]): Origin/Host checks ([`origin`]),
 //! a bearer token ([`auth`]), a per-request time limit ([`deadline`]), body
 //! size, JSON and era checks ([`envelope`]), the status of a session `DELETE`
-//! ([`session`]). Also status endpoints ([`status`]), and graceful shutdown
+//! ([`session`]), and one write for a short SSE answer ([`coalesce`]). Also
+//! status endpoints ([`status`]), and graceful shutdown
 //! (here). Connections are served on one single-threaded runtime per core
 //! ([`serving`]).
 //!
@@ -22,6 +23,7 @@
 //! (listen, legacy GET) that would otherwise keep the server up forever.
 
 pub mod auth;
+mod coalesce;
 pub mod deadline;
 pub mod envelope;
 pub mod gate;

@@ -11,6 +11,10 @@
 //! worker pool (see [`Placement`](crate::runtime::Placement)), so they never
 //! hold up the other connections of their thread.
 //!
+//! A serving thread also holds an SSE answer until its first message, so that
+//! both leave in one write ([`coalesce`](super::coalesce)): its park hook and
+//! a heartbeat release what it holds.
+//!
 //! One acceptor hands accepted connections to the threads in turn (round
 //! robin), which spreads even a few clients over every core, where
 //! `SO_REUSEPORT` hashing could put two clients on one thread.
@@ -25,6 +29,10 @@ use axum::serve::Listener;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+
+/// The longest a busy serving thread holds an SSE answer for its first
+/// message (see [`coalesce`](super::coalesce)); an idle one holds none.
+const HOLD_LIMIT: Duration = Duration::from_secs(1);
 
 /// Threads serving HTTP connections, and the acceptor feeding them.
 pub(crate) struct ServingThreads {
@@ -57,6 +65,7 @@ impl ServingThreads {
             let abort = abort.clone();
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
+                .on_thread_park(super::coalesce::release_held)
                 .build()?;
             std::thread::Builder::new()
                 .name(format!("wharf-http-{index}"))
@@ -65,6 +74,8 @@ impl ServingThreads {
                         // Request deadlines use this runtime's timers; the
                         // heartbeat ends when the runtime is dropped.
                         tokio::spawn(super::deadline::keep_timers_due());
+                        super::coalesce::hold_on_this_thread();
+                        tokio::spawn(super::coalesce::release_every(HOLD_LIMIT));
                         let serving = axum::serve(handoff, app)
                             .with_graceful_shutdown(stop.cancelled_owned());
                         tokio::select! {
