@@ -289,6 +289,19 @@ fn initialize(addr: SocketAddr) -> String {
     session
 }
 
+/// A legacy session past its handshake (`initialize`, then
+/// `notifications/initialized`); returns its id.
+fn legacy_session(addr: SocketAddr) -> String {
+    let session = initialize(addr);
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(addr, &headers, &initialized).status, 202);
+    session
+}
+
 #[test]
 fn legacy_sessions_live_from_initialize_to_delete() {
     let (_wharf, addr) = serve_http(&["echo"], &[]);
@@ -346,14 +359,7 @@ fn legacy_sessions_live_from_initialize_to_delete() {
 fn a_quick_legacy_answer_arrives_in_one_piece() {
     use std::io::{Read, Write};
     let (_wharf, addr) = serve_http(&["echo"], &[]);
-    let session = initialize(addr);
-    let with_session = [
-        ("Mcp-Session-Id", session.as_str()),
-        ("MCP-Protocol-Version", "2025-06-18"),
-    ];
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(post(addr, &with_session, &initialized).status, 202);
-
+    let session = legacy_session(addr);
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(PATIENCE)).unwrap();
     let calls = 10;
@@ -468,13 +474,11 @@ fn plugin_changes_reach_listen_streams_and_legacy_get_streams() {
         json!({"toolsListChanged": true, "promptsListChanged": true})
     );
 
-    let session = initialize(addr);
+    let session = legacy_session(addr);
     let legacy = [
         ("Mcp-Session-Id", session.as_str()),
         ("MCP-Protocol-Version", "2025-06-18"),
     ];
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(post(addr, &legacy, &initialized).status, 202);
     let mut get_headers = legacy.to_vec();
     get_headers.push(("Accept", "text/event-stream"));
     let mut stream = send(addr, "GET", "/mcp", &get_headers, b"");

@@ -191,13 +191,23 @@ mod tests {
         assert!(!ended);
     }
 
-    #[tokio::test]
-    async fn the_priming_event_waits_for_the_message_and_the_end() {
+    /// An SSE answer with its priming event sent, held by this thread (run
+    /// once, so it waits); and the sender of its further events.
+    async fn held_answer() -> (
+        mpsc::UnboundedSender<&'static str>,
+        tokio::task::JoinHandle<Response>,
+    ) {
         hold_on_this_thread();
         let (events, response) = sse_response();
         events.unbounded_send(PRIMING).unwrap();
         let answer = tokio::spawn(first_message(response));
         tokio::task::yield_now().await;
+        (events, answer)
+    }
+
+    #[tokio::test]
+    async fn the_priming_event_waits_for_the_message_and_the_end() {
+        let (events, answer) = held_answer().await;
         assert!(!answer.is_finished(), "answered before the message");
         events.unbounded_send(MESSAGE).unwrap();
         drop(events);
@@ -208,11 +218,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_release_sends_what_is_held_and_streams_the_rest() {
-        hold_on_this_thread();
-        let (events, response) = sse_response();
-        events.unbounded_send(PRIMING).unwrap();
-        let answer = tokio::spawn(first_message(response));
-        tokio::task::yield_now().await;
+        let (events, answer) = held_answer().await;
         release_held();
         let response = answer.await.unwrap();
         let mut stream = response.into_body().into_data_stream();
