@@ -54,17 +54,6 @@ pub(crate) fn release_held() {
     });
 }
 
-/// Calls [`release_held`] every `period`, for as long as its runtime runs: the
-/// bound on holding while the thread never runs out of work.
-pub(crate) async fn release_every(period: std::time::Duration) {
-    let mut tick = tokio::time::interval(period);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        release_held();
-    }
-}
-
 /// A new hold on this thread, or `None` where answers are not held.
 fn new_hold() -> Option<Arc<Notify>> {
     HELD.with(|held| {

@@ -28,19 +28,21 @@ pub async fn bound(limit: Duration, answer: impl Future<Output = Response>) -> R
 }
 
 /// How often [`keep_timers_due`] fires.
-const HEARTBEAT: Duration = Duration::from_secs(1);
+pub(crate) const HEARTBEAT: Duration = Duration::from_secs(1);
 
-/// Keeps a timer due within [`HEARTBEAT`], for as long as its runtime runs.
+/// Keeps a timer due within [`HEARTBEAT`], for as long as its runtime runs,
+/// and calls `on_beat` at each beat (the serving threads' periodic chores).
 ///
 /// Why: tokio wakes the thread parked on its timer driver (an eventfd write, an
 /// `epoll_wait` return and a context switch) whenever a new timer is due before
 /// the driver's next wake-up. With no other timer pending, every request's
 /// deadline is, so each request paid that wake-up, a sizeable part of a trivial
 /// call. With this timer pending, a deadline longer than the heartbeat never is.
-pub async fn keep_timers_due() {
+pub async fn keep_timers_due(on_beat: fn()) {
     let mut beat = tokio::time::interval(HEARTBEAT);
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         beat.tick().await;
+        on_beat();
     }
 }

@@ -30,10 +30,6 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-/// The longest a busy serving thread holds an SSE answer for its first
-/// message (see [`coalesce`](super::coalesce)); an idle one holds none.
-const HOLD_LIMIT: Duration = Duration::from_secs(1);
-
 /// Threads serving HTTP connections, and the acceptor feeding them.
 pub(crate) struct ServingThreads {
     finished: Vec<oneshot::Receiver<()>>,
@@ -72,10 +68,12 @@ impl ServingThreads {
                 .spawn(move || {
                     runtime.block_on(async move {
                         // Request deadlines use this runtime's timers; the
-                        // heartbeat ends when the runtime is dropped.
-                        tokio::spawn(super::deadline::keep_timers_due());
+                        // heartbeat, which also bounds how long a busy thread
+                        // holds an SSE answer, ends when the runtime is dropped.
                         super::coalesce::hold_on_this_thread();
-                        tokio::spawn(super::coalesce::release_every(HOLD_LIMIT));
+                        tokio::spawn(super::deadline::keep_timers_due(
+                            super::coalesce::release_held,
+                        ));
                         let serving = axum::serve(handoff, app)
                             .with_graceful_shutdown(stop.cancelled_owned());
                         tokio::select! {
