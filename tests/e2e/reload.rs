@@ -244,6 +244,74 @@ fn a_restart_takes_compiled_components_from_the_cache() {
     assert!(!uncached.stderr().contains("taken from the cache"));
 }
 
+#[test]
+fn a_corrupted_cache_entry_is_dropped_and_recompiled_at_start_and_on_reload() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = plugin_dir(&["calc"]);
+    let flags = ["--cache-dir", cache.path().to_str().unwrap()];
+    let first = Wharf::start_in(dir.path(), &flags);
+    first.wait_for_log("optimised code in place plugin=calc");
+    first.close();
+
+    assert_eq!(corrupt_entries(cache.path()), 1);
+    let mut second = Wharf::start_in(dir.path(), &flags);
+    assert_eq!(add(&mut second, 1), json!({"result": 5.5}));
+    assert!(
+        second
+            .stderr()
+            .contains("dropping a bad compile-cache entry"),
+        "{}",
+        second.stderr()
+    );
+    assert!(!second.stderr().contains("taken from the cache"));
+    // Compiled afresh and cached again, good this time.
+    second.wait_for_log("optimised code in place plugin=calc");
+
+    // On hot reload of a running server: the file goes, its cached code rots,
+    // and the file comes back.
+    std::fs::remove_file(dir.path().join("calc.wasm")).unwrap();
+    second.wait_for_log("plugins reloaded");
+    assert_eq!(corrupt_entries(cache.path()), 1);
+    replace_atomically(&dir.path().join("calc.wasm"), &read_plugin("calc"));
+    let dropped = |w: &Wharf| {
+        w.stderr()
+            .matches("dropping a bad compile-cache entry")
+            .count()
+    };
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while dropped(&second) < 2 {
+        assert!(std::time::Instant::now() < deadline, "{}", second.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    while second.stderr().matches("plugins reloaded").count() < 2 {
+        assert!(std::time::Instant::now() < deadline, "{}", second.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(add(&mut second, 2), json!({"result": 5.5}));
+    assert!(second.is_running());
+}
+
+/// Overwrites 16 bytes past the first eighth of every file under `dir` (the
+/// damage that crashed a server that trusted its cache), and counts the files.
+fn corrupt_entries(dir: &Path) -> usize {
+    let mut count = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            count += corrupt_entries(&path);
+            continue;
+        }
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.len() / 8 + 1;
+        for (i, byte) in bytes[at..at + 16].iter_mut().enumerate() {
+            *byte = (i as u8).wrapping_mul(37) ^ 0xa5;
+        }
+        std::fs::write(&path, bytes).unwrap();
+        count += 1;
+    }
+    count
+}
+
 /// Files under `dir`, at any depth.
 fn files_under(dir: &Path) -> usize {
     std::fs::read_dir(dir)

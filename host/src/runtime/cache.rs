@@ -5,6 +5,13 @@
 //! settings that affect code), so an engine never sees artifacts it cannot run.
 //! Writes go to a temporary file that is renamed into place, so a reader never sees
 //! half an artifact and concurrent Wharf processes can share the folder.
+//!
+//! Loading compiled code trusts its bytes: wasmtime maps them and jumps into
+//! them, so a flipped bit can crash the process rather than fail a check. Each
+//! entry therefore starts with a header that names the source it was compiled
+//! from, the engine that compiled it and the SHA-256 of the compiled bytes;
+//! [`CompiledCache::get`] checks all three before wasmtime sees a byte, and
+//! removes an entry that fails (with a log line), so it is compiled afresh.
 
 use std::hash::{Hash, Hasher};
 use std::io::Write;
@@ -29,10 +36,38 @@ impl ContentHash {
     }
 }
 
+/// The first bytes of every entry; a new layout gets a new value, so entries of
+/// another layout are dropped like any other bad entry.
+const MAGIC: &[u8; 8] = b"wharf\0c\x02";
+
+/// An entry's header: [`MAGIC`], the source's SHA-256, the engine's
+/// compatibility hash (little-endian), and the SHA-256 of the compiled bytes
+/// that follow.
+const HEADER_LEN: usize = MAGIC.len() + 32 + 8 + 32;
+
+/// Why a cache entry was not used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum BadEntry {
+    #[error("shorter than its header ({0} bytes)")]
+    Truncated(usize),
+    #[error("not a Wharf compile-cache entry of this version")]
+    Foreign,
+    #[error("compiled from other source bytes")]
+    OtherSource,
+    #[error("compiled by an engine with other settings")]
+    OtherEngine,
+    #[error("its compiled bytes do not match their digest (corrupted)")]
+    Corrupted,
+    #[error("wasmtime refused it: {0}")]
+    Refused(String),
+}
+
 /// A folder of precompiled components for one engine configuration.
 #[derive(Debug, Clone)]
 pub struct CompiledCache {
     dir: PathBuf,
+    /// The engine's compatibility hash, recorded in and checked against every entry.
+    engine: u64,
 }
 
 impl CompiledCache {
@@ -40,8 +75,10 @@ impl CompiledCache {
     pub fn new(root: &Path, engine: &Engine) -> Self {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
+        let engine = hasher.finish();
         Self {
-            dir: root.join(format!("engine-{:016x}", hasher.finish())),
+            dir: root.join(format!("engine-{engine:016x}-v2")),
+            engine,
         }
     }
 
@@ -55,27 +92,75 @@ impl CompiledCache {
     }
 
     /// The cached compilation of the component with `hash`, if there is a usable one.
-    /// An entry that fails to load (truncated, from another build) is removed.
+    /// An entry that fails its checks or does not load (truncated, corrupted, written
+    /// for other source bytes or another build) is removed, with a log line.
     pub fn get(&self, engine: &Engine, hash: &ContentHash) -> Option<Component> {
         let path = self.entry(hash);
-        if !path.is_file() {
-            return None;
-        }
-        // SAFETY: the file was written by `put` from `Component::serialize` for an
-        // engine with the same compatibility hash; wasmtime still checks its header
-        // and version. The cache folder is trusted like the binary itself.
-        match unsafe { Component::deserialize_file(engine, &path) } {
-            Ok(component) => Some(component),
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return None,
             Err(error) => {
-                tracing::warn!(path = %path.display(), "dropping an unusable cache entry: {error:#}");
-                let _ = std::fs::remove_file(&path);
+                tracing::warn!(path = %path.display(), "could not read a compile-cache entry: {error}");
+                return None;
+            }
+        };
+        match self.open(engine, hash, &bytes) {
+            Ok(component) => Some(component),
+            Err(bad) => {
+                tracing::warn!(path = %path.display(), "dropping a bad compile-cache entry: {bad}");
+                if let Err(error) = std::fs::remove_file(&path)
+                    && error.kind() != std::io::ErrorKind::NotFound
+                {
+                    tracing::warn!(path = %path.display(), "could not remove it: {error}");
+                }
                 None
             }
         }
     }
 
-    /// Stores a compiled component. Failing to write only costs a later recompile,
-    /// so errors are logged, not returned.
+    /// Checks an entry's header against `hash` and this engine and its bytes
+    /// against their digest, then loads them.
+    fn open(
+        &self,
+        engine: &Engine,
+        hash: &ContentHash,
+        bytes: &[u8],
+    ) -> Result<Component, BadEntry> {
+        let compiled = self.verify(hash, bytes)?;
+        // SAFETY: these bytes are, digest for digest, what `put` wrote from
+        // `Component::serialize` for the source `hash` and an engine with this
+        // compatibility hash (wasmtime checks its own header and version too).
+        // A corrupted or swapped entry fails `verify` and never gets here.
+        unsafe { Component::deserialize(engine, compiled) }
+            .map_err(|e| BadEntry::Refused(format!("{e:#}")))
+    }
+
+    /// The compiled bytes of an entry, if its header and digest are right.
+    fn verify<'a>(&self, hash: &ContentHash, bytes: &'a [u8]) -> Result<&'a [u8], BadEntry> {
+        if bytes.len() < HEADER_LEN {
+            return Err(BadEntry::Truncated(bytes.len()));
+        }
+        let (header, compiled) = bytes.split_at(HEADER_LEN);
+        let (magic, rest) = header.split_at(MAGIC.len());
+        let (source, rest) = rest.split_at(32);
+        let (engine, digest) = rest.split_at(8);
+        if magic != MAGIC {
+            return Err(BadEntry::Foreign);
+        }
+        if source != hash.0 {
+            return Err(BadEntry::OtherSource);
+        }
+        if engine != self.engine.to_le_bytes() {
+            return Err(BadEntry::OtherEngine);
+        }
+        if Sha256::digest(compiled).as_slice() != digest {
+            return Err(BadEntry::Corrupted);
+        }
+        Ok(compiled)
+    }
+
+    /// Stores a compiled component. Failing to write (a read-only or full disk)
+    /// only costs a later recompile, so errors are logged, not returned.
     pub fn put(&self, hash: &ContentHash, component: &Component) {
         if let Err(error) = self.try_put(hash, component) {
             tracing::warn!(dir = %self.dir.display(), "could not write the compile cache: {error}");
@@ -89,12 +174,23 @@ impl CompiledCache {
     }
 
     fn try_put(&self, hash: &ContentHash, component: &Component) -> Result<(), String> {
-        let bytes = component.serialize().map_err(|e| format!("{e:#}"))?;
+        let compiled = component.serialize().map_err(|e| format!("{e:#}"))?;
         std::fs::create_dir_all(&self.dir).map_err(|e| e.to_string())?;
         let mut temp = tempfile::NamedTempFile::new_in(&self.dir).map_err(|e| e.to_string())?;
-        temp.write_all(&bytes).map_err(|e| e.to_string())?;
+        temp.write_all(&self.header(hash, &compiled))
+            .and_then(|()| temp.write_all(&compiled))
+            .map_err(|e| e.to_string())?;
         temp.persist(self.entry(hash)).map_err(|e| e.to_string())?;
         Ok(())
+    }
+
+    fn header(&self, hash: &ContentHash, compiled: &[u8]) -> Vec<u8> {
+        let mut header = Vec::with_capacity(HEADER_LEN);
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(&hash.0);
+        header.extend_from_slice(&self.engine.to_le_bytes());
+        header.extend_from_slice(&Sha256::digest(compiled));
+        header
     }
 }
 
@@ -110,19 +206,124 @@ mod tests {
         );
     }
 
-    #[test]
-    fn round_trips_and_drops_garbage() {
+    /// A cache under a fresh folder holding one entry, for source `source`.
+    fn cache_with(source: &str) -> (tempfile::TempDir, Engine, CompiledCache, ContentHash) {
         let root = tempfile::tempdir().unwrap();
         let engine = Engine::default();
         let cache = CompiledCache::new(root.path(), &engine);
-        let component = Component::new(&engine, "(component)").unwrap();
-        let hash = ContentHash::of(b"(component)");
+        let component = Component::new(&engine, source).unwrap();
+        let hash = ContentHash::of(source.as_bytes());
         assert!(cache.get(&engine, &hash).is_none());
         cache.put(&hash, &component);
-        assert!(cache.get(&engine, &hash).is_some());
+        (root, engine, cache, hash)
+    }
 
-        std::fs::write(cache.entry(&hash), b"not an artifact").unwrap();
+    /// What `get` says of the entry after `damage`, and whether the entry is gone.
+    fn after(
+        damage: impl FnOnce(&CompiledCache, &ContentHash, &mut Vec<u8>),
+    ) -> (Result<(), BadEntry>, bool) {
+        let (_root, engine, cache, hash) = cache_with("(component)");
+        let mut bytes = std::fs::read(cache.entry(&hash)).unwrap();
+        damage(&cache, &hash, &mut bytes);
+        std::fs::write(cache.entry(&hash), &bytes).unwrap();
+        let checked = cache.open(&engine, &hash, &bytes).map(drop);
+        assert_eq!(cache.get(&engine, &hash).is_some(), checked.is_ok());
+        (checked, cache.entry(&hash).exists())
+    }
+
+    #[test]
+    fn round_trips() {
+        let (_root, engine, cache, hash) = cache_with("(component)");
+        assert!(cache.get(&engine, &hash).is_some());
+        assert!(cache.entry(&hash).exists());
+    }
+
+    #[test]
+    fn every_flipped_byte_of_the_compiled_code_is_caught_before_loading() {
+        let (_root, engine, cache, hash) = cache_with("(component (core module))");
+        let good = std::fs::read(cache.entry(&hash)).unwrap();
+        for at in (HEADER_LEN..good.len()).step_by(7) {
+            let mut bad = good.clone();
+            bad[at] ^= 0x5a;
+            assert_eq!(
+                cache.open(&engine, &hash, &bad).map(drop),
+                Err(BadEntry::Corrupted),
+                "byte {at}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_corrupted_entry_is_dropped() {
+        let (checked, exists) = after(|_, _, bytes| {
+            let at = bytes.len() - 3;
+            bytes[at] ^= 1;
+        });
+        assert_eq!(checked, Err(BadEntry::Corrupted));
+        assert!(!exists, "a bad entry is removed");
+    }
+
+    #[test]
+    fn a_truncated_entry_is_dropped() {
+        let (checked, exists) = after(|_, _, bytes| bytes.truncate(HEADER_LEN - 1));
+        assert_eq!(checked, Err(BadEntry::Truncated(HEADER_LEN - 1)));
+        assert!(!exists);
+        let (checked, _) = after(|_, _, bytes| bytes.truncate(HEADER_LEN + 10));
+        assert_eq!(checked, Err(BadEntry::Corrupted));
+    }
+
+    #[test]
+    fn garbage_and_entries_of_an_older_layout_are_dropped() {
+        let (checked, exists) = after(|_, _, bytes| {
+            *bytes = b"not an artifact at all, but long enough to hold a header: 0123456789abcdef"
+                .to_vec()
+        });
+        assert_eq!(checked, Err(BadEntry::Foreign));
+        assert!(!exists);
+        // The layout before headers: wasmtime's serialized bytes alone.
+        let (checked, _) = after(|_, _, bytes| {
+            bytes.drain(..HEADER_LEN);
+        });
+        assert_eq!(checked, Err(BadEntry::Foreign));
+    }
+
+    #[test]
+    fn an_entry_of_another_component_is_not_served_for_this_one() {
+        let (_root, engine, cache, echo) = cache_with("(component)");
+        let calc = ContentHash::of(b"(component (core module))");
+        cache.put(
+            &calc,
+            &Component::new(&engine, "(component (core module))").unwrap(),
+        );
+        // Swap the two files: each now holds the other's code.
+        let (echo_path, calc_path) = (cache.entry(&echo), cache.entry(&calc));
+        let (a, b) = (
+            std::fs::read(&echo_path).unwrap(),
+            std::fs::read(&calc_path).unwrap(),
+        );
+        std::fs::write(&echo_path, &b).unwrap();
+        std::fs::write(&calc_path, &a).unwrap();
+        assert_eq!(
+            cache.open(&engine, &echo, &b).map(drop),
+            Err(BadEntry::OtherSource)
+        );
+        assert!(cache.get(&engine, &echo).is_none());
+        assert!(cache.get(&engine, &calc).is_none());
+        assert!(!echo_path.exists() && !calc_path.exists());
+    }
+
+    #[test]
+    fn an_entry_of_another_engine_is_not_loaded() {
+        let (checked, exists) = after(|_, _, bytes| bytes[MAGIC.len() + 32] ^= 0xff);
+        assert_eq!(checked, Err(BadEntry::OtherEngine));
+        assert!(!exists);
+    }
+
+    #[test]
+    fn an_unreadable_entry_is_a_miss() {
+        let (_root, engine, cache, hash) = cache_with("(component)");
+        std::fs::remove_file(cache.entry(&hash)).unwrap();
+        std::fs::create_dir(cache.entry(&hash)).unwrap();
         assert!(cache.get(&engine, &hash).is_none());
-        assert!(!cache.entry(&hash).exists(), "a bad entry is removed");
     }
 }
