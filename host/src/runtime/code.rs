@@ -10,21 +10,29 @@ use wasmtime::component::{Component, InstancePre, Linker};
 use super::bindings::exports::wharf::plugin::prompts as wit_prompts;
 use super::bindings::exports::wharf::plugin::resources as wit_resources;
 use super::bindings::exports::wharf::plugin::tools as wit_tools;
+use super::failure::{LoadError, SkippedFunction};
 use super::instances::{InstanceSettings, Instances};
-use super::plain::{self, PlainExports, SkippedFunction};
-use super::plugin::LoadError;
+use super::plain::{self, PlainExports};
 use super::state::{HostState, Sandbox};
-use super::tiers::Tier;
 use crate::docs::PackageDocs;
 
 /// A plugin's linked component and where its exports are, for one compile
 /// of it.
-pub(super) struct Code {
+pub(crate) struct Code {
     /// Makes its instances and keeps its spare.
     pub(super) instances: Arc<Instances>,
     pub(super) exports: Exports,
     /// The compiler that made it.
     pub(super) tier: Tier,
+}
+
+/// Which compiler made a plugin's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// Winch: compiled quickly, runs slower; replaced when Cranelift is done.
+    Quick,
+    /// Cranelift.
+    Optimized,
 }
 
 /// How a plugin's tools are called.
@@ -73,7 +81,7 @@ impl WharfExports {
 /// its linker, and how instances are made. Cloned into the background task
 /// that makes the optimised code.
 #[derive(Clone)]
-pub(super) struct CodeMaker {
+pub(crate) struct CodeMaker {
     pub(super) tier: Tier,
     pub(super) linker: Arc<Linker<HostState>>,
     pub(super) settings: InstanceSettings,

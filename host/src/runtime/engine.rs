@@ -1,4 +1,13 @@
-//! The wasmtime engine shared by all plugins, its instance pool and its epoch clock.
+//! The wasmtime engines that compile plugins, their instance pool, and the
+//! one linker every component is linked with.
+//!
+//! 1. [`base_config`]: what every engine shares (async, epoch interruption,
+//!    the stack limit, the component model; fuel when metered).
+//! 2. [`pool_config`]: the pooling allocator's slots, sized from the
+//!    concurrency and the memory ceiling.
+//! 3. [`new_linker`]: WASI, `wasi:http` and the `host` interface.
+//! 4. [`Compilers`]: Cranelift's engine, and Winch's for quick compiles (see
+//!    `tiers`), each with its linker and compile cache.
 
 use std::sync::Arc;
 
@@ -7,23 +16,12 @@ use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Strategy,
 };
 
-use super::admission::CallSlots;
 use super::bindings::Plugin as PluginWorld;
 use super::cache::CompiledCache;
-use super::epoch::EpochTicker;
+use super::failure::RuntimeError;
 use super::function_cache::FunctionCache;
-use super::retire::{self, Retirer};
+use super::limits::{Ceilings, MAX_WASM_STACK, RETIRE_HEADROOM, RuntimeOptions};
 use super::state::HostState;
-use super::tiers::Optimizer;
-use super::{CallLimits, Ceilings, RuntimeError, RuntimeOptions};
-
-/// The most memory compiled functions kept for recompiling changed components
-/// may take (see [`FunctionCache`]): a few rebuilds of a Rust plugin, or one of a
-/// JavaScript or Python one, which are mostly their language's runtime.
-const FUNCTION_CACHE_BYTES: usize = 64 << 20;
-
-/// The native stack a guest may use; deeper recursion traps with a stack overflow.
-pub(crate) const MAX_WASM_STACK: usize = 512 << 10;
 
 /// Core instances one component may contain (a Rust component has one to three; a
 /// JavaScript one a few more).
@@ -33,123 +31,6 @@ const MEMORIES_PER_COMPONENT: u32 = 4;
 const TABLES_PER_COMPONENT: u32 = 8;
 /// Elements of one table (JavaScript engines compiled to wasm have large tables).
 const TABLE_ELEMENTS: usize = 100_000;
-
-/// Compiles components and links them against WASI, `wasi:http` and the `host`
-/// interface.
-///
-/// Strategy: one Cranelift engine and linker for the life of the process (and
-/// a Winch one when new components are first served from a quick compile, see
-/// `tiers`); each plugin is compiled into an `InstancePre`, and each call
-/// instantiates it afresh in its own store, so calls share nothing. With the pooling allocator the memory,
-/// tables and fiber stack of a call come from slots reserved at start-up, so an
-/// instantiation is a few microseconds and a finished call's memory is returned
-/// to the kernel (RSS goes back down).
-///
-/// Fuel metering costs a plugin's code a counter update in every block (about
-/// a tenth of a compute-bound call), so only plugins with a fuel limit pay it:
-/// they are compiled by a second set of engines with metering on, made when the
-/// first such plugin loads. A manifest that adds or drops a fuel limit reloads
-/// its plugin, which is then compiled by the other set.
-pub struct Runtime {
-    /// The engines of plugins without a fuel limit.
-    pub(crate) unmetered: Arc<Compilers>,
-    /// The engines of plugins with a fuel limit, once one has loaded.
-    pub(crate) metered: tokio::sync::OnceCell<Arc<Compilers>>,
-    /// Makes the optimised code of plugins served from a quick compile.
-    pub(crate) optimizer: Option<Optimizer>,
-    pub(crate) options: RuntimeOptions,
-    pub(crate) slots: CallSlots,
-    /// Places for plugins' spare instances (see `instances`); none if the
-    /// options allow none.
-    pub(crate) spares: Option<CallSlots>,
-    pub(crate) retirer: Retirer,
-    pub(crate) functions: Arc<FunctionCache>,
-    pooled: bool,
-    /// Advances the epoch while any store exists; shared with the plugins,
-    /// whose stores hold it.
-    pub(crate) epoch: Arc<EpochTicker>,
-}
-
-impl Runtime {
-    /// A runtime with these default limits and everything else as in
-    /// [`RuntimeOptions::default`].
-    pub fn new(limits: CallLimits) -> Result<Self, RuntimeError> {
-        Self::with_options(RuntimeOptions {
-            defaults: limits,
-            ..RuntimeOptions::default()
-        })
-    }
-
-    /// Creates the unmetered engines (async, epoch interruption, pooling if
-    /// asked and possible), their linkers and the epoch clock.
-    pub fn with_options(options: RuntimeOptions) -> Result<Self, RuntimeError> {
-        let functions = Arc::new(FunctionCache::new(FUNCTION_CACHE_BYTES));
-        let (unmetered, pooled) =
-            Compilers::new(&options, &functions, Metering::Off, options.quick_compile)?;
-        let epoch = Arc::new(EpochTicker::start(unmetered.engines()));
-        let mut runtime = Self {
-            unmetered: Arc::new(unmetered),
-            metered: tokio::sync::OnceCell::new(),
-            optimizer: None,
-            functions,
-            slots: CallSlots::new(options.max_concurrent_calls),
-            spares: (options.spares > 0).then(|| CallSlots::new(options.spares)),
-            retirer: Retirer::default(),
-            options,
-            pooled,
-            epoch,
-        };
-        if runtime.unmetered.quick.is_some() {
-            runtime.optimizer = Some(Optimizer::start(runtime.functions.clone()));
-        }
-        Ok(runtime)
-    }
-
-    /// The engines for a plugin with `limits`: the metered ones (made now if
-    /// this is the first plugin to need them) if it has a fuel limit.
-    pub(crate) async fn compilers_for(
-        &self,
-        limits: &CallLimits,
-    ) -> Result<Arc<Compilers>, RuntimeError> {
-        if limits.fuel.is_none() {
-            return Ok(self.unmetered.clone());
-        }
-        self.metered
-            .get_or_try_init(|| async {
-                let (metered, _) = Compilers::new(
-                    &self.options,
-                    &self.functions,
-                    Metering::On,
-                    self.optimizer.is_some(),
-                )?;
-                self.epoch.add(metered.engines());
-                tracing::debug!("made the fuel-metered engines");
-                Ok(Arc::new(metered))
-            })
-            .await
-            .cloned()
-    }
-
-    /// The limits a plugin gets when its manifest does not set them.
-    pub fn limits(&self) -> &CallLimits {
-        &self.options.defaults
-    }
-
-    /// The most a manifest may ask for.
-    pub fn ceilings(&self) -> &Ceilings {
-        &self.options.ceilings
-    }
-
-    /// How many calls may run at once, across all plugins.
-    pub fn max_concurrent_calls(&self) -> usize {
-        self.options.max_concurrent_calls
-    }
-
-    /// Whether instances come from the pooling allocator (false after a fallback).
-    pub fn is_pooled(&self) -> bool {
-        self.pooled
-    }
-}
 
 /// Whether an engine's code counts fuel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,7 +51,7 @@ pub(crate) struct Compilers {
 impl Compilers {
     /// The engines, and whether Cranelift's got the instance pool; Winch's
     /// only if `quick` (and Winch can run here).
-    fn new(
+    pub(crate) fn new(
         options: &RuntimeOptions,
         functions: &Arc<FunctionCache>,
         metering: Metering,
@@ -196,7 +77,7 @@ impl Compilers {
     }
 
     /// Its engines, for the epoch clock.
-    fn engines(&self) -> Vec<Engine> {
+    pub(crate) fn engines(&self) -> Vec<Engine> {
         let mut engines = vec![self.optimized.engine.clone()];
         engines.extend(self.quick.as_ref().map(|q| q.engine.clone()));
         engines
@@ -227,7 +108,7 @@ impl Backend {
 
 /// What every engine shares: async calls, epoch interruption, the stack limit
 /// and the component model; fuel if `metering` is on.
-fn base_config(metering: Metering) -> Config {
+pub(crate) fn base_config(metering: Metering) -> Config {
     let mut config = Config::new();
     config.epoch_interruption(true);
     config.consume_fuel(metering == Metering::On);
@@ -286,7 +167,7 @@ fn new_engine(config: &Config) -> Result<Engine, RuntimeError> {
 }
 
 /// A linker with WASI, `wasi:http` and the `host` interface.
-fn new_linker(engine: &Engine) -> Result<Linker<HostState>, RuntimeError> {
+pub(crate) fn new_linker(engine: &Engine) -> Result<Linker<HostState>, RuntimeError> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)
         .map_err(|e| RuntimeError::Engine(format!("linking WASI: {e:#}")))?;
@@ -299,11 +180,11 @@ fn new_linker(engine: &Engine) -> Result<Linker<HostState>, RuntimeError> {
 
 /// A pool with one slot per instance that may exist at once (a running call's
 /// or a spare, see `instances`), and one per store that may wait to be dropped
-/// after its call (see [`retire`]). Slots reserve address space, not
+/// after its call (see `retire`). Slots reserve address space, not
 /// memory: pages are committed as a guest touches them and decommitted when its
 /// call ends.
-fn pool_config(instances: usize, ceilings: &Ceilings) -> PoolingAllocationConfig {
-    let slots = u32::try_from(instances.saturating_add(retire::HEADROOM))
+pub(crate) fn pool_config(instances: usize, ceilings: &Ceilings) -> PoolingAllocationConfig {
+    let slots = u32::try_from(instances.saturating_add(RETIRE_HEADROOM))
         .unwrap_or(u32::MAX)
         .max(1);
     let mut pool = PoolingAllocationConfig::default();

@@ -1,13 +1,10 @@
-//! Why a call failed, and how a wasmtime error is turned into a message that says
-//! what happened and which limit applied.
+//! Everything that can go wrong in the runtime, each as a type a caller can
+//! match on: setting the runtime up ([`RuntimeError`]), loading a plugin
+//! ([`LoadError`]), and a call ([`CallFailure`]). A leaf: the messages say which
+//! limit applied; `state::HostState::failure` decides which failure a trapped
+//! call gets.
 
 use std::time::Duration;
-
-use wasmtime::Trap;
-
-use super::engine::MAX_WASM_STACK;
-use super::limits::CallLimits;
-use super::state::HostState;
 
 /// Why a call produced no result from the tool itself.
 ///
@@ -86,44 +83,62 @@ impl std::fmt::Display for InterruptTrap {
 
 impl std::error::Error for InterruptTrap {}
 
-/// Names the cause of a failed guest execution: an interruption, a limit, or a
-/// crash (with the tail of the guest's stderr, where a panic message lands).
-pub(crate) fn classify(
-    limits: &CallLimits,
-    state: &HostState,
-    error: wasmtime::Error,
-) -> CallFailure {
-    if let Some(interrupt) = error.downcast_ref::<InterruptTrap>() {
-        return match interrupt.0 {
-            Interrupt::Cancelled => CallFailure::Cancelled,
-            Interrupt::Deadline => CallFailure::Timeout(limits.timeout),
-        };
+/// Failure to set up the runtime itself.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("could not create the WebAssembly engine: {0}")]
+    Engine(String),
+}
+
+/// Why a component could not be loaded as a plugin.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(
+        "this is a core WebAssembly module, not a component; build it for wasm32-wasip2 \
+         or wrap it with `wasm-tools component new`"
+    )]
+    CoreModule,
+    #[error("this is not a WebAssembly file")]
+    NotWasm,
+    #[error("compiling the component failed: {0}")]
+    Compile(String),
+    #[error("linking failed (the component imports something Wharf does not provide): {0}")]
+    Link(String),
+    #[error("the component does not export the `wharf:plugin/tools` interface: {0}")]
+    NotAToolPlugin(String),
+    #[error("listing its tools failed: {0}")]
+    ListTools(CallFailure),
+    #[error("it exports a `wharf:plugin` interface of the wrong shape: {0}")]
+    BadExport(String),
+    #[error("listing its prompts failed: {0}")]
+    ListPrompts(CallFailure),
+    #[error("listing its resources failed: {0}")]
+    ListResources(CallFailure),
+    #[error("starting an instance failed: {0}")]
+    Start(CallFailure),
+    #[error(
+        "it exports neither `wharf:plugin/tools` nor any function usable as a tool{}",
+        skipped_list(.0)
+    )]
+    NoTools(Vec<SkippedFunction>),
+}
+
+/// An exported function of a plain component that is not a tool, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedFunction {
+    /// `f` or `ns:pkg/iface@1.0.0#f`.
+    pub function: String,
+    pub reason: String,
+}
+
+/// ` (skipped: f: why; g: why)`, or nothing.
+fn skipped_list(skipped: &[SkippedFunction]) -> String {
+    if skipped.is_empty() {
+        return String::new();
     }
-    if state.memory_limit_hit() {
-        return CallFailure::OutOfMemory(limits.memory_mib());
-    }
-    let trap = error.downcast_ref::<Trap>();
-    if let (Some(Trap::OutOfFuel), Some(fuel)) = (trap, limits.fuel) {
-        return CallFailure::OutOfFuel(fuel);
-    }
-    if let Some(refusal) = state.refusal() {
-        return refusal;
-    }
-    let what = match trap {
-        Some(Trap::UnreachableCodeReached) => {
-            "it executed an `unreachable` instruction (a panic or abort)".to_string()
-        }
-        Some(Trap::StackOverflow) => format!(
-            "its call stack overflowed (the WebAssembly stack limit is {} KiB)",
-            MAX_WASM_STACK >> 10
-        ),
-        Some(trap) => format!("wasm trap: {trap}"),
-        None => format!("{error:#}"),
-    };
-    let stderr = state.stderr_tail();
-    if stderr.is_empty() {
-        CallFailure::Crashed(what)
-    } else {
-        CallFailure::Crashed(format!("{what}; it wrote to stderr:\n{stderr}"))
-    }
+    let list: Vec<String> = skipped
+        .iter()
+        .map(|s| format!("`{}`: {}", s.function, s.reason))
+        .collect();
+    format!(" (skipped: {})", list.join("; "))
 }

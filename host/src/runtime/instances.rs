@@ -11,7 +11,7 @@
 //! the fuel its start-up left, and a clock that counts the start-up's time.
 //!
 //! Spares cost memory (a JavaScript or Python instance is tens of MiB), so a
-//! plugin has at most one, the whole runtime at most [`MAX_SPARES`] (the
+//! plugin has at most one, the whole runtime at most `MAX_SPARES` (the
 //! instance pool has that many slots more), and one nobody takes within the
 //! idle time is dropped: an idle server holds none. A component whose start-up
 //! fails gets no spare; its calls make their instances and report the failure.
@@ -19,22 +19,17 @@
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+use wasmtime::Engine;
+use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre};
-use wasmtime::{Engine, Store, UpdateDeadline};
 
 use super::admission::{CallSlots, Slot};
 use super::epoch::EpochTicker;
-use super::failure::{CallFailure, Interrupt, InterruptTrap};
+use super::failure::CallFailure;
+use super::guard::{Guarded, guarded};
 use super::placement::Placement;
-use super::plugin::{Guarded, guarded};
 use super::state::{CallContext, HostState, Sandbox};
-
-/// Spares the runtime holds at once, across plugins, unless its options say
-/// otherwise; the pool has a slot for each.
-pub(crate) const MAX_SPARES: usize = 4;
-
-/// How long a spare nobody takes is kept.
-pub(crate) const SPARE_IDLE: Duration = Duration::from_secs(30);
+use super::store::call_store;
 
 /// Makes a plugin's instances, each in its own store, and keeps its spare.
 pub(crate) struct Instances {
@@ -121,41 +116,13 @@ impl Instances {
     /// A new store with this plugin's limits and grants, set up for a call
     /// with `ctx`.
     pub(crate) fn new_store(&self, ctx: CallContext) -> Result<Store<HostState>, CallFailure> {
-        let state = HostState::new(
+        call_store(
+            &self.engine,
             self.name.clone(),
-            self.sandbox.clone(),
+            &self.sandbox,
             ctx,
-            self.epoch.use_epoch(),
+            &self.epoch,
         )
-        .map_err(|e| CallFailure::Setup(e.to_string()))?;
-        let mut store = Store::new(&self.engine, state);
-        store.limiter(|state| &mut state.limits);
-        store.epoch_deadline_callback(move |mut store| {
-            let state = store.data_mut();
-            let interrupt = if state.is_cancelled() {
-                Interrupt::Cancelled
-            } else if state.clock.expired(Instant::now()) {
-                Interrupt::Deadline
-            } else {
-                // tokio's yield puts the task behind the others; a plain waker
-                // would land in the LIFO slot and starve them.
-                state.epoch_ticks.saw_one();
-                return Ok(UpdateDeadline::YieldCustom(
-                    1,
-                    Box::pin(tokio::task::yield_now()),
-                ));
-            };
-            Err(wasmtime::Error::new(InterruptTrap(interrupt)))
-        });
-        // A plugin with a fuel limit was compiled by the metered engines
-        // (see `Runtime`); the others count none.
-        if let Some(fuel) = self.sandbox.limits.fuel {
-            store
-                .set_fuel(fuel)
-                .map_err(|e| CallFailure::Setup(format!("{e:#}")))?;
-        }
-        store.set_epoch_deadline(1);
-        Ok(store)
     }
 
     /// Instantiates the component in `store`, within the plugin's time limit.

@@ -1,9 +1,49 @@
-//! Limits applied to every plugin call, and the runtime-wide settings that bound them.
+//! Every limit a plugin call runs under: the values, their defaults, and
+//! [`MemoryCap`], the store limiter that enforces the memory limit. Where each
+//! limit is enforced (one place each):
+//!
+//! | limit | default | set by | enforced by |
+//! | --- | --- | --- | --- |
+//! | time per call ([`CallLimits::timeout`]) | 30 s | `--timeout-ms`, manifest `timeout-ms` | guest code: the epoch deadline callback installed by `store::call_store`; time spent in the host: `guard::guarded` / `guard::guarded_by_clock`, [`HOST_GRACE`] later |
+//! | linear memory ([`CallLimits::memory_bytes`]) | 256 MiB | `--memory-mib`, manifest `memory-mib` | [`MemoryCap`], the store's limiter (installed by `store::call_store`); a pool slot's size is [`Ceilings::memory_bytes`] (`engine::pool_config`) |
+//! | fuel ([`CallLimits::fuel`]) | none | `--fuel`, manifest `fuel` | the store's fuel (`store::call_store`), counted by the metered engines (`engine::Compilers`) |
+//! | result size ([`CallLimits::max_output_bytes`]) | 4 MiB | `--max-output-bytes`, manifest `max-output-bytes` | `Plugin::check_output_size`, after every request (`plugin/invoke.rs`) |
+//! | captured stdout/stderr ([`CallLimits::captured_output_bytes`]) | 64 KiB | fixed | `capture::CapturedOutput` |
+//! | concurrent calls of one plugin ([`CallLimits::max_concurrent_calls`]) | 8 | `--plugin-concurrency`, manifest `max-concurrent-calls` | `Plugin::take_slots` (`admission::CallSlots`) |
+//! | concurrent calls of the server ([`RuntimeOptions::max_concurrent_calls`]) | 32 | `--max-concurrent-calls` | `Plugin::take_slots`; also sizes the instance pool |
+//! | what a manifest may ask for ([`Ceilings`]) | 4 GiB, 600 s | `--max-memory-mib`, `--max-timeout-ms` | `manifest::Manifest` checks, at load |
+//! | native stack of a guest ([`MAX_WASM_STACK`]) | 512 KiB | fixed | the engine config (`engine::base_config`) |
+//! | spare instances ([`MAX_SPARES`], [`SPARE_IDLE`]) | 4, 30 s | fixed (none for `wharf call`) | `instances::Instances::refill` and its idle check |
+//! | stores waiting to be dropped ([`RETIRE_HEADROOM`]) | 8 | fixed | `retire::Retirer` |
+//!
+//! A limit that is hit ends that call with a [`CallFailure`](super::CallFailure)
+//! naming the limit, never the server.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use wasmtime::{ResourceLimiter, StoreLimits};
+
 use super::placement::Placement;
+
+/// The native stack a guest may use; deeper recursion traps with a stack overflow.
+pub(crate) const MAX_WASM_STACK: usize = 512 << 10;
+
+/// Spares the runtime holds at once, across plugins, unless its options say
+/// otherwise; the pool has a slot for each.
+pub(crate) const MAX_SPARES: usize = 4;
+
+/// How long a spare nobody takes is kept.
+pub(crate) const SPARE_IDLE: Duration = Duration::from_secs(30);
+
+/// Stores that may wait to be dropped at once (see `retire`), and the pool's
+/// extra slots for them.
+pub(crate) const RETIRE_HEADROOM: usize = 8;
+
+/// Extra time past the deadline before a call stuck in a host call is abandoned.
+/// Guest code is stopped at the deadline by the epoch; this only covers time spent
+/// inside the host (a WASI sleep, an HTTP request, say).
+pub(crate) const HOST_GRACE: Duration = Duration::from_millis(250);
 
 /// How much a single call may use before it is stopped.
 ///
@@ -108,9 +148,70 @@ impl Default for RuntimeOptions {
             pooling: true,
             cache_root: None,
             placement: Placement::Caller,
-            spares: super::instances::MAX_SPARES,
-            spare_idle: super::instances::SPARE_IDLE,
+            spares: MAX_SPARES,
+            spare_idle: SPARE_IDLE,
             quick_compile: false,
         }
+    }
+}
+
+/// Store limits that remember whether the memory cap was what stopped the guest,
+/// so the error can say so.
+pub(crate) struct MemoryCap {
+    inner: StoreLimits,
+    max_bytes: usize,
+    hit: bool,
+}
+
+impl MemoryCap {
+    pub(crate) fn new(max_bytes: usize) -> Self {
+        Self {
+            inner: wasmtime::StoreLimitsBuilder::new()
+                .memory_size(max_bytes)
+                .trap_on_grow_failure(true)
+                .build(),
+            max_bytes,
+            hit: false,
+        }
+    }
+
+    /// True if the guest tried to grow its memory past the limit.
+    pub(crate) fn hit(&self) -> bool {
+        self.hit
+    }
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.max_bytes {
+            self.hit = true;
+        }
+        self.inner.memory_growing(current, desired, maximum)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.inner.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.inner.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.inner.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.inner.memories()
     }
 }

@@ -2,22 +2,45 @@
 //! running one tool call per fresh instance.
 //!
 //! Nothing here knows about MCP or JSON-RPC; the server maps these types to the
-//! protocol.
+//! protocol. The rooms, from the top:
+//!
+//! 1. [`Runtime`] (`load.rs`): the engines and shared limits, and loading a
+//!    component into a [`Plugin`]: `compile.rs` (through `cache.rs`, the
+//!    compile cache), `code.rs` (linking, finding the exports), `tiers.rs`
+//!    (quick code replaced by optimised code in the background).
+//! 2. [`Plugin`] (`plugin.rs`): what a plugin offers, and the one path every
+//!    request takes into the guest (`plugin/invoke.rs`), with `tools.rs`,
+//!    `prompts.rs` and `resources.rs` saying what differs.
+//! 3. Instances (`instances.rs`): a fresh one per call, or the spare made
+//!    after the last call; each in a store built by `store.rs`, which installs
+//!    the limits (`limits.rs` lists every limit and where it is enforced).
+//! 4. The guest's world (`state.rs`): WASI, `wasi:http` (`http.rs`, the
+//!    allow-list), the `host` interface, captured output, questions to the
+//!    client (`input.rs`).
+//! 5. The engines (`engine.rs`: configuration, instance pool, the linker),
+//!    the epoch clock (`epoch.rs`), where guest code runs (`placement.rs`),
+//!    and the guards that bound it in time (`guard.rs`).
+//!
+//! Imports run one way, from the top down; `failure.rs`, `limits.rs` and the
+//! plain data types (`types.rs`, `prompt.rs`, `resource.rs`) are leaves.
 
 mod admission;
 mod bindings;
 mod cache;
 mod capture;
 mod code;
+mod compile;
 mod engine;
 mod epoch;
 mod failure;
 mod function_cache;
 mod grants;
+mod guard;
 mod http;
 mod input;
 mod instances;
 mod limits;
+mod load;
 mod placement;
 pub mod plain;
 mod plugin;
@@ -25,6 +48,7 @@ mod prompt;
 mod resource;
 mod retire;
 mod state;
+mod store;
 mod tiers;
 mod types;
 
@@ -32,29 +56,21 @@ mod types;
 mod test_support;
 
 pub use cache::{CompiledCache, ContentHash};
-pub use engine::Runtime;
-pub use failure::CallFailure;
+pub use code::Tier;
+pub use failure::{CallFailure, LoadError, RuntimeError, SkippedFunction};
 pub use grants::{DirGrant, Grants};
 pub use http::{HostAllowList, HostPattern, PatternError};
 pub use input::{InputBroker, InputOutcome, InputRequest};
 pub use limits::{CallLimits, Ceilings, RuntimeOptions};
+pub use load::Runtime;
 pub use placement::Placement;
-pub use plain::SkippedFunction;
-pub use plugin::{LoadError, Plugin, PluginKind};
+pub use plugin::{Plugin, PluginKind};
 pub use prompt::{PromptArgumentSpec, PromptSpec, RenderedPrompt, Role};
 pub use resource::{
     MIN_POLL, ResourceContent, ResourceSpec, ResourceSpecError, TemplateSpec, scheme,
 };
 pub use state::{CallContext, CallEvent};
-pub use tiers::Tier;
 pub use types::{CallOutput, ContentItem, ResourceBody, SpecError, ToolHints, ToolSpec};
 
 /// The log levels a plugin can use, as defined by the WIT contract.
 pub use bindings::wharf::plugin::types::LogLevel;
-
-/// Failure to set up the runtime itself.
-#[derive(Debug, thiserror::Error)]
-pub enum RuntimeError {
-    #[error("could not create the WebAssembly engine: {0}")]
-    Engine(String),
-}

@@ -9,18 +9,15 @@
 //! from the call rather than when the next request wakes the thread.
 //!
 //! A retired store still holds its pool slot until it is dropped. The pool has
-//! [`HEADROOM`] slots more than calls may run at once, and no more than that
+//! [`RETIRE_HEADROOM`] slots more than calls may run at once, and no more than that
 //! many stores wait at a time: past it, a store is dropped in place, as before.
 //! So a call never finds the pool full because of stores waiting to be dropped.
 
 use wasmtime::Store;
 
 use super::admission::CallSlots;
+use super::limits::RETIRE_HEADROOM;
 use super::state::HostState;
-
-/// Stores that may wait to be dropped at once, and the pool's extra slots for
-/// them.
-pub(crate) const HEADROOM: usize = 8;
 
 /// Hands finished stores to be dropped once their thread has answered.
 #[derive(Clone, Debug)]
@@ -32,7 +29,7 @@ pub(crate) struct Retirer {
 impl Default for Retirer {
     fn default() -> Self {
         Self {
-            waiting: CallSlots::new(HEADROOM),
+            waiting: CallSlots::new(RETIRE_HEADROOM),
         }
     }
 }
@@ -42,7 +39,7 @@ impl Retirer {
     /// so whoever waits on them sees the call end now) and drops the rest soon,
     /// on a task of the current runtime, then runs the future `then` makes
     /// (the plugin's next instance is made there, see `Instances::refill`).
-    /// Without a runtime, or when [`HEADROOM`] stores already wait, the store
+    /// Without a runtime, or when [`RETIRE_HEADROOM`] stores already wait, the store
     /// is dropped in place and `then` is dropped unrun.
     ///
     /// `then` makes its future on the task rather than being one: a future

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use wasmtime::Trap;
 use wasmtime::component::ResourceTable;
-use wasmtime::{ResourceLimiter, StoreLimits};
 use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
@@ -14,10 +14,11 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use super::bindings::wharf::plugin::{host, types::LogLevel};
 use super::capture::CapturedOutput;
 use super::epoch::EpochUse;
+use super::failure::{CallFailure, Interrupt, InterruptTrap};
 use super::grants::Grants;
 use super::http::{HostAllowList, OutboundHttp};
 use super::input::{CallClock, InputBroker, InputOutcome, InputRequest, MAX_KEY_BYTES};
-use super::limits::CallLimits;
+use super::limits::{CallLimits, MAX_WASM_STACK, MemoryCap};
 use super::placement::EpochTicks;
 
 /// Something a plugin reported during a call, for the layer above to forward.
@@ -189,12 +190,52 @@ impl HostState {
 
     /// The first network use the sandbox refused in this call: an HTTP request to a
     /// host outside the allow-list, or any socket.
-    pub(crate) fn refusal(&self) -> Option<super::CallFailure> {
+    pub(crate) fn refusal(&self) -> Option<CallFailure> {
         if let Some(host) = self.outbound.denied.first() {
-            return Some(super::CallFailure::HostDenied(host.clone()));
+            return Some(CallFailure::HostDenied(host.clone()));
         }
         let socket = self.socket_attempts.lock().ok()?.first().cloned()?;
-        Some(super::CallFailure::SocketDenied(socket))
+        Some(CallFailure::SocketDenied(socket))
+    }
+
+    /// Names the cause of a failed guest execution in this store: an
+    /// interruption, a limit, or a crash (with the tail of the guest's
+    /// stderr, where a panic message lands).
+    pub(crate) fn failure(&self, error: wasmtime::Error) -> CallFailure {
+        let limits = &self.sandbox.limits;
+        if let Some(interrupt) = error.downcast_ref::<InterruptTrap>() {
+            return match interrupt.0 {
+                Interrupt::Cancelled => CallFailure::Cancelled,
+                Interrupt::Deadline => CallFailure::Timeout(limits.timeout),
+            };
+        }
+        if self.limits.hit() {
+            return CallFailure::OutOfMemory(limits.memory_mib());
+        }
+        let trap = error.downcast_ref::<Trap>();
+        if let (Some(Trap::OutOfFuel), Some(fuel)) = (trap, limits.fuel) {
+            return CallFailure::OutOfFuel(fuel);
+        }
+        if let Some(refusal) = self.refusal() {
+            return refusal;
+        }
+        let what = match trap {
+            Some(Trap::UnreachableCodeReached) => {
+                "it executed an `unreachable` instruction (a panic or abort)".to_string()
+            }
+            Some(Trap::StackOverflow) => format!(
+                "its call stack overflowed (the WebAssembly stack limit is {} KiB)",
+                MAX_WASM_STACK >> 10
+            ),
+            Some(trap) => format!("wasm trap: {trap}"),
+            None => format!("{error:#}"),
+        };
+        let stderr = self.stderr_tail();
+        if stderr.is_empty() {
+            CallFailure::Crashed(what)
+        } else {
+            CallFailure::Crashed(format!("{what}; it wrote to stderr:\n{stderr}"))
+        }
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
@@ -223,13 +264,8 @@ impl HostState {
         self.call.cancel.clone()
     }
 
-    /// True if the guest tried to grow its memory past the limit.
-    pub(crate) fn memory_limit_hit(&self) -> bool {
-        self.limits.hit
-    }
-
     /// The last lines the guest wrote to stderr (a panic message, typically).
-    pub(crate) fn stderr_tail(&self) -> String {
+    fn stderr_tail(&self) -> String {
         const KEEP: usize = 2048;
         let (bytes, _) = self.stderr.contents();
         let text = String::from_utf8_lossy(&bytes);
@@ -255,62 +291,6 @@ impl HostState {
                 tracing::info!(plugin = %self.plugin, stream, "({dropped} more bytes not logged)");
             }
         }
-    }
-}
-
-/// Store limits that remember whether the memory cap was what stopped the guest,
-/// so the error can say so.
-pub(crate) struct MemoryCap {
-    inner: StoreLimits,
-    max_bytes: usize,
-    hit: bool,
-}
-
-impl MemoryCap {
-    fn new(max_bytes: usize) -> Self {
-        Self {
-            inner: wasmtime::StoreLimitsBuilder::new()
-                .memory_size(max_bytes)
-                .trap_on_grow_failure(true)
-                .build(),
-            max_bytes,
-            hit: false,
-        }
-    }
-}
-
-impl ResourceLimiter for MemoryCap {
-    fn memory_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        if desired > self.max_bytes {
-            self.hit = true;
-        }
-        self.inner.memory_growing(current, desired, maximum)
-    }
-
-    fn table_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        self.inner.table_growing(current, desired, maximum)
-    }
-
-    fn instances(&self) -> usize {
-        self.inner.instances()
-    }
-
-    fn tables(&self) -> usize {
-        self.inner.tables()
-    }
-
-    fn memories(&self) -> usize {
-        self.inner.memories()
     }
 }
 

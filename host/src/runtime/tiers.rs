@@ -21,156 +21,29 @@ use std::sync::{Arc, Weak, mpsc};
 use std::time::Instant;
 
 use arc_swap::ArcSwap;
-use wasmtime::Engine;
-use wasmtime::component::Component;
 
-use super::cache::{CompiledCache, ContentHash};
+use super::cache::ContentHash;
 use super::code::{Code, CodeMaker};
-use super::engine::{Compilers, Runtime};
+use super::compile::optimize;
+use super::engine::Compilers;
 use super::function_cache::FunctionCache;
-use super::plugin::LoadError;
 use super::state::Sandbox;
 use crate::docs::PackageDocs;
 
-/// Which compiler made a plugin's code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tier {
-    /// Winch: compiled quickly, runs slower; replaced when Cranelift is done.
-    Quick,
-    /// Cranelift.
-    Optimized,
-}
-
-/// A compiled component, and its bytes if Winch compiled it (they are
-/// compiled again by Cranelift).
-pub(super) struct Compiled {
-    pub(super) component: Component,
-    pub(super) quick_from: Option<Vec<u8>>,
-}
-
-impl Compiled {
-    pub(super) fn tier(&self) -> Tier {
-        match self.quick_from {
-            Some(_) => Tier::Quick,
-            None => Tier::Optimized,
-        }
-    }
-}
-
-impl Runtime {
-    /// Compiles on a blocking thread (off the async executor): Cranelift's
-    /// code from the cache if these exact bytes were compiled before; else, if
-    /// the runtime serves quick compiles, Winch's, from its own cache or
-    /// compiled now (and cached: a server stopped before the optimised code
-    /// was ready starts as fast next time); else Cranelift's, compiled now and
-    /// cached.
-    pub(super) async fn compile(
-        &self,
-        compilers: &Compilers,
-        bytes: Vec<u8>,
-    ) -> Result<Compiled, LoadError> {
-        let engine = compilers.optimized.engine.clone();
-        let quick = compilers
-            .quick
-            .as_ref()
-            .map(|q| (q.engine.clone(), q.cache.clone()));
-        let cache = compilers.optimized.cache.clone();
-        let functions = self.functions.clone();
-        tokio::task::spawn_blocking(move || {
-            let hash = ContentHash::of(&bytes);
-            if let Some(component) = cache.as_ref().and_then(|c| c.get(&engine, &hash)) {
-                tracing::debug!("compiled component taken from the cache");
-                return Ok(Compiled {
-                    component,
-                    quick_from: None,
-                });
-            }
-            if let Some((quick, quick_cache)) = quick {
-                if let Some(component) = quick_cache.as_ref().and_then(|c| c.get(&quick, &hash)) {
-                    tracing::debug!("quick compile taken from the cache");
-                    return Ok(Compiled {
-                        component,
-                        quick_from: Some(bytes),
-                    });
-                }
-                match Component::new(&quick, &bytes) {
-                    Ok(component) => {
-                        if let Some(cache) = &quick_cache {
-                            cache.put(&hash, &component);
-                        }
-                        return Ok(Compiled {
-                            component,
-                            quick_from: Some(bytes),
-                        });
-                    }
-                    Err(error) => tracing::debug!(
-                        "Winch cannot compile this component, Cranelift will: {error:#}"
-                    ),
-                }
-            }
-            let component = optimize(&engine, cache.as_ref(), &functions, &hash, &bytes)?;
-            Ok(Compiled {
-                component,
-                quick_from: None,
-            })
-        })
-        .await
-        .map_err(|e| LoadError::Compile(e.to_string()))?
-    }
-
-    /// The maker of code compiled by `tier`'s engine of `compilers`.
-    pub(super) fn code_maker(&self, compilers: &Compilers, tier: Tier) -> CodeMaker {
-        let (tier, engine, linker) = match (&compilers.quick, tier) {
-            (Some(quick), Tier::Quick) => (Tier::Quick, &quick.engine, &quick.linker),
-            _ => (
-                Tier::Optimized,
-                &compilers.optimized.engine,
-                &compilers.optimized.linker,
-            ),
-        };
-        CodeMaker {
-            tier,
-            linker: linker.clone(),
-            settings: self.instance_settings(engine.clone()),
-        }
-    }
-}
-
-/// Compiles with Cranelift and stores the result in the cache.
-fn optimize(
-    engine: &Engine,
-    cache: Option<&CompiledCache>,
-    functions: &FunctionCache,
-    hash: &ContentHash,
-    bytes: &[u8],
-) -> Result<Component, LoadError> {
-    let component =
-        Component::new(engine, bytes).map_err(|e| LoadError::Compile(format!("{e:#}")))?;
-    tracing::debug!(
-        function_cache_bytes = functions.bytes(),
-        capacity = functions.capacity(),
-        "component compiled"
-    );
-    if let Some(cache) = cache {
-        cache.put(hash, &component);
-    }
-    Ok(component)
-}
-
 /// A plugin whose quick code is to be replaced with Cranelift's.
-pub(super) struct TierUp {
-    pub(super) bytes: Vec<u8>,
-    pub(super) docs: PackageDocs,
-    pub(super) name: Arc<str>,
-    pub(super) sandbox: Arc<Sandbox>,
+pub(crate) struct TierUp {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) docs: PackageDocs,
+    pub(crate) name: Arc<str>,
+    pub(crate) sandbox: Arc<Sandbox>,
     /// The engines that made the quick code (Cranelift's of them compiles it
     /// again).
-    pub(super) compilers: Arc<Compilers>,
+    pub(crate) compilers: Arc<Compilers>,
     /// Makes the optimised code.
-    pub(super) maker: CodeMaker,
+    pub(crate) maker: CodeMaker,
     /// The plugin's code; gone if the plugin was dropped (reloaded or
     /// removed) meanwhile, and then nothing is compiled.
-    pub(super) code: Weak<ArcSwap<Code>>,
+    pub(crate) code: Weak<ArcSwap<Code>>,
 }
 
 /// The thread that makes optimised code, one plugin at a time in the order
@@ -181,7 +54,7 @@ pub(crate) struct Optimizer {
     /// Held by the thread while it works on a plugin; tests hold it to keep
     /// a plugin on its quick code.
     #[cfg(test)]
-    pub(super) turn: Arc<tokio::sync::Mutex<()>>,
+    pub(crate) turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// How much lower than the server's the optimiser thread's priority is (a
@@ -190,7 +63,7 @@ const OPTIMIZER_NICENESS: i32 = 10;
 
 impl Optimizer {
     /// Starts the thread.
-    pub(super) fn start(functions: Arc<FunctionCache>) -> Self {
+    pub(crate) fn start(functions: Arc<FunctionCache>) -> Self {
         let (jobs, queue) = mpsc::channel::<TierUp>();
         let turn = Arc::new(tokio::sync::Mutex::new(()));
         let held = turn.clone();
@@ -212,7 +85,7 @@ impl Optimizer {
     }
 
     /// Queues `job`.
-    pub(super) fn submit(&self, job: TierUp) {
+    pub(crate) fn submit(&self, job: TierUp) {
         if self.jobs.send(job).is_err() {
             tracing::warn!("the optimiser thread is gone; the quick compile keeps serving");
         }

@@ -1,6 +1,8 @@
 //! Which exports of a plain component become tools, read from wasmtime's
 //! reflection of the component's type; the rest are skipped with a reason.
 
+use std::sync::Arc;
+
 use wasmtime::Engine;
 use wasmtime::component::types::{ComponentFunc, ComponentItem, Type};
 use wasmtime::component::{Component, ComponentExportIndex};
@@ -9,23 +11,17 @@ use crate::docs::{PackageDocs, interface_short_name};
 
 use super::schema;
 use super::shape::{Case, Field, Named, Signature, WitType};
+use crate::runtime::failure::SkippedFunction;
 use crate::runtime::types::ToolSpec;
 
 /// An exported function that is offered as a tool.
 #[derive(Debug, Clone)]
 pub(crate) struct PlainTool {
     pub(crate) spec: ToolSpec,
-    pub(crate) signature: Signature,
+    /// Shared with the calls under way, which convert their results with it.
+    pub(crate) signature: Arc<Signature>,
     /// Where the function is, valid for every instance of the component.
     pub(crate) export: ComponentExportIndex,
-}
-
-/// An exported function that is not a tool, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkippedFunction {
-    /// `f` or `ns:pkg/iface@1.0.0#f`.
-    pub function: String,
-    pub reason: String,
 }
 
 /// The named types visible in one export scope (the component's top level or one
@@ -147,7 +143,7 @@ fn add(
             };
             tools.push(PlainTool {
                 spec,
-                signature,
+                signature: Arc::new(signature),
                 export,
             });
         }

@@ -19,7 +19,6 @@ use serde_json::{Value, json};
 use wasmtime::component::Val;
 
 pub use convert::ConvertError;
-pub use describe::SkippedFunction;
 pub(crate) use describe::{PlainTool, describe};
 
 use super::failure::CallFailure;

@@ -2,12 +2,21 @@
 //! when it loads, read and completed in a fresh instance per request, under the
 //! same concurrency, time, memory and output limits as a tool call.
 
-use wasmtime::Store;
+use super::Plugin;
+use super::invoke::{Request, TimeLimit};
+use crate::runtime::bindings::exports::wharf::plugin::resources::{GuestIndices, ResourceError};
+use crate::runtime::code::Exports;
+use crate::runtime::failure::CallFailure;
+use crate::runtime::resource::{ResourceContent, ResourceSpec, TemplateSpec};
+use crate::runtime::state::CallContext;
 
-use super::super::bindings::exports::wharf::plugin::resources::{Guest, ResourceError};
-use super::super::resource::{ResourceContent, ResourceSpec, TemplateSpec};
-use super::super::state::{CallContext, HostState};
-use super::{CallFailure, Exports, Plugin, Slot, guarded, guarded_by_clock};
+/// The `resources` export of a plugin's code, if it has one.
+fn resources_export(exports: &Exports) -> Option<&GuestIndices> {
+    match exports {
+        Exports::Wharf(wharf) => wharf.resources.as_ref(),
+        Exports::Plain(_) => None,
+    }
+}
 
 impl Plugin {
     /// Asks one fresh instance for the plugin's resources and templates (none
@@ -16,19 +25,28 @@ impl Plugin {
     pub(super) async fn list_resources(
         &self,
     ) -> Result<(Vec<ResourceSpec>, Vec<TemplateSpec>), CallFailure> {
-        let _slot: Slot = self.all_calls.take().await;
-        let Some((mut store, resources)) = self.resources_instance(CallContext::default()).await?
-        else {
+        if resources_export(&self.code.load().exports).is_none() {
             return Ok(Default::default());
-        };
-        let cancel = store.data().call_cancel();
-        let outcome = guarded(&cancel, self.limits().timeout, async {
-            let listed = resources.call_list_resources(&mut store).await?;
-            let templates = resources.call_list_resource_templates(&mut store).await?;
-            Ok((listed, templates))
-        })
-        .await;
-        let (listed, templates) = self.finish(&store, outcome)?;
+        }
+        let (listed, templates) = self
+            .invoke(
+                Request::Listing,
+                CallContext::default(),
+                |exports| {
+                    resources_export(exports)
+                        .cloned()
+                        .ok_or_else(|| CallFailure::Setup("its resources export is gone".into()))
+                },
+                |indices, store, instance| indices.load(store, instance),
+                |store, resources| {
+                    Box::pin(async move {
+                        let listed = resources.call_list_resources(&mut *store).await?;
+                        let templates = resources.call_list_resource_templates(store).await?;
+                        Ok((listed, templates))
+                    })
+                },
+            )
+            .await?;
 
         let mut specs: Vec<ResourceSpec> = Vec::with_capacity(listed.len());
         for resource in listed {
@@ -66,24 +84,22 @@ impl Plugin {
         uri: &str,
         ctx: CallContext,
     ) -> Result<Vec<ResourceContent>, CallFailure> {
-        let _slots = self.take_slots()?;
-        let Some((store, resources)) = self.resources_instance(ctx).await? else {
-            return Err(CallFailure::UnknownResource(uri.to_string()));
-        };
-        let cancel = store.data().call_cancel();
-        let clock = store.data().clock.clone();
         let owned_uri = uri.to_owned();
-        let (store, outcome) = self
-            .placed(store, move |store| {
-                Box::pin(async move {
-                    guarded_by_clock(&cancel, &clock, async {
-                        resources.call_read_resource(store, &owned_uri).await
-                    })
-                    .await
-                })
-            })
-            .await;
-        let outcome = self.conclude(store, outcome)?;
+        let outcome = self
+            .invoke(
+                Request::Call(TimeLimit::Clock),
+                ctx,
+                |exports| {
+                    resources_export(exports)
+                        .cloned()
+                        .ok_or_else(|| CallFailure::UnknownResource(uri.to_string()))
+                },
+                |indices, store, instance| indices.load(store, instance),
+                move |store, resources| {
+                    Box::pin(async move { resources.call_read_resource(store, &owned_uri).await })
+                },
+            )
+            .await?;
         let contents: Vec<ResourceContent> = match outcome {
             Ok(contents) => contents.into_iter().map(ResourceContent::from).collect(),
             Err(ResourceError::NotFound(_)) => {
@@ -111,46 +127,26 @@ impl Plugin {
         context: &[(String, String)],
         ctx: CallContext,
     ) -> Result<Vec<String>, CallFailure> {
-        let _slots = self.take_slots()?;
-        let Some((store, resources)) = self.resources_instance(ctx).await? else {
-            return Err(CallFailure::UnknownResource(template.to_string()));
-        };
-        let cancel = store.data().call_cancel();
-        let timeout = self.limits().timeout;
         let asked = (template.to_owned(), variable.to_owned(), value.to_owned());
         let context = context.to_vec();
-        let (store, outcome) = self
-            .placed(store, move |store| {
+        self.invoke(
+            Request::Call(TimeLimit::Fixed),
+            ctx,
+            |exports| {
+                resources_export(exports)
+                    .cloned()
+                    .ok_or_else(|| CallFailure::UnknownResource(template.to_string()))
+            },
+            |indices, store, instance| indices.load(store, instance),
+            move |store, resources| {
                 Box::pin(async move {
                     let (template, variable, value) = &asked;
-                    guarded(&cancel, timeout, async {
-                        resources
-                            .call_complete_template(store, template, variable, value, &context)
-                            .await
-                    })
-                    .await
+                    resources
+                        .call_complete_template(store, template, variable, value, &context)
+                        .await
                 })
-            })
-            .await;
-        let values = self.conclude(store, outcome)?;
-        Ok(values)
-    }
-
-    /// A fresh instance and its `resources` export, or `None` if the plugin
-    /// has no resources.
-    async fn resources_instance(
-        &self,
-        ctx: CallContext,
-    ) -> Result<Option<(Store<HostState>, Guest)>, CallFailure> {
-        let code = self.code.load_full();
-        let Exports::Wharf(pre) = &code.exports else {
-            return Ok(None);
-        };
-        let Some(indices) = &pre.resources else {
-            return Ok(None);
-        };
-        let (mut store, instance) = self.fresh_instance(&code, ctx).await?;
-        let resources = self.export(indices.load(&mut store, &instance))?;
-        Ok(Some((store, resources)))
+            },
+        )
+        .await
     }
 }

@@ -1,7 +1,10 @@
 //! Plain components from hand-written WAT: loading, calling, refusing.
 
+use wasmtime::Store;
+
 use super::*;
-use crate::runtime::RuntimeOptions;
+use crate::runtime::state::{CallContext, HostState};
+use crate::runtime::{CallFailure, Runtime, RuntimeOptions};
 
 fn runtime() -> Runtime {
     runtime_with(false, 2)
@@ -190,13 +193,13 @@ async fn stores_waiting_to_be_dropped_never_fill_the_pool() {
     assert!(runtime.is_pooled());
     let plugin = runtime.load("wat", answer("")).await.unwrap();
     // Back to back, never waiting on anything that yields to the dropping tasks.
-    for _ in 0..3 * crate::runtime::retire::HEADROOM {
+    for _ in 0..3 * crate::runtime::limits::RETIRE_HEADROOM {
         let out = plugin.call("answer", "{}", CallContext::default()).await;
         assert_eq!(
             out.unwrap().structured,
             Some(serde_json::json!({"result": 42}))
         );
-        assert!(runtime.retirer.waiting() <= crate::runtime::retire::HEADROOM);
+        assert!(runtime.retirer.waiting() <= crate::runtime::limits::RETIRE_HEADROOM);
     }
 }
 
@@ -222,93 +225,4 @@ fn without_a_runtime_a_store_is_dropped_in_place() {
         nothing_after,
     );
     assert_eq!(runtime.retirer.waiting(), 0);
-}
-
-/// Work that is pending `times` times (waking itself each time), then gives `value`.
-async fn ready_after<T>(times: usize, value: T) -> T {
-    for _ in 0..times {
-        tokio::task::yield_now().await;
-    }
-    value
-}
-
-#[tokio::test]
-async fn a_guard_gives_the_outcome_of_work_done_at_once_or_later() {
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let limit = Duration::from_secs(5);
-    assert!(matches!(
-        guarded(&cancel, limit, ready_after(0, 1)).await,
-        Guarded::Done(1)
-    ));
-    assert!(matches!(
-        guarded(&cancel, limit, ready_after(3, 2)).await,
-        Guarded::Done(2)
-    ));
-    let clock = CallClock::new(limit);
-    assert!(matches!(
-        guarded_by_clock(&cancel, &clock, ready_after(0, 3)).await,
-        Guarded::Done(3)
-    ));
-    assert!(matches!(
-        guarded_by_clock(&cancel, &clock, ready_after(3, 4)).await,
-        Guarded::Done(4)
-    ));
-}
-
-#[tokio::test]
-async fn a_guard_does_not_start_work_already_cancelled() {
-    let cancel = tokio_util::sync::CancellationToken::new();
-    cancel.cancel();
-    let started = std::sync::atomic::AtomicBool::new(false);
-    let work = async {
-        started.store(true, std::sync::atomic::Ordering::SeqCst);
-    };
-    assert!(matches!(
-        guarded(&cancel, Duration::from_secs(5), work).await,
-        Guarded::Cancelled
-    ));
-    let clock = CallClock::new(Duration::from_secs(5));
-    let work = async {
-        started.store(true, std::sync::atomic::Ordering::SeqCst);
-    };
-    assert!(matches!(
-        guarded_by_clock(&cancel, &clock, work).await,
-        Guarded::Cancelled
-    ));
-    assert!(!started.load(std::sync::atomic::Ordering::SeqCst));
-}
-
-#[tokio::test]
-async fn a_guard_stops_pending_work_when_cancelled_or_out_of_time() {
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let later = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        later.cancel();
-    });
-    let forever = std::future::pending::<()>();
-    assert!(matches!(
-        guarded(&cancel, Duration::from_secs(5), forever).await,
-        Guarded::Cancelled
-    ));
-
-    // With no time of its own, work gets the host grace period and no more.
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let started = Instant::now();
-    let forever = std::future::pending::<()>();
-    assert!(matches!(
-        guarded(&cancel, Duration::ZERO, forever).await,
-        Guarded::TimedOut
-    ));
-    let clock = CallClock::new(Duration::ZERO);
-    let forever = std::future::pending::<()>();
-    assert!(matches!(
-        guarded_by_clock(&cancel, &clock, forever).await,
-        Guarded::TimedOut
-    ));
-    let waited = started.elapsed();
-    assert!(
-        waited >= 2 * HOST_GRACE && waited < 2 * HOST_GRACE + Duration::from_secs(2),
-        "{waited:?}"
-    );
 }

@@ -1,0 +1,156 @@
+//! The tools of a plugin: listed when a `wharf:plugin` component loads, and
+//! called, each call in a fresh instance; a plain component's function is
+//! called with arguments converted from JSON and its result converted back.
+
+use wasmtime::Store;
+use wasmtime::component::Instance;
+
+use super::Plugin;
+use super::invoke::{Request, TimeLimit};
+use crate::runtime::bindings::exports::wharf::plugin::tools::ToolError;
+use crate::runtime::code::Exports;
+use crate::runtime::failure::{CallFailure, LoadError};
+use crate::runtime::plain;
+use crate::runtime::state::{CallContext, HostState};
+use crate::runtime::types::{CallOutput, SpecError, ToolSpec};
+
+impl Plugin {
+    /// Calls `tool` with `arguments` (a JSON object as text) in a fresh instance.
+    ///
+    /// Refused at once if this plugin or the whole server is at its concurrency
+    /// limit. A result larger than the output limit, or any HTTP request to a host
+    /// outside the allow-list, turns the call into a failure.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: &str,
+        ctx: CallContext,
+    ) -> Result<CallOutput, CallFailure> {
+        let output = match self.kind() {
+            super::PluginKind::Wharf => self.call_wharf(tool, arguments, ctx).await?,
+            super::PluginKind::Plain => self.call_plain(tool, arguments, ctx).await?,
+        };
+        self.check_output_size(output.size_bytes())?;
+        Ok(output)
+    }
+
+    /// Runs `call-tool` of a `wharf:plugin` component.
+    async fn call_wharf(
+        &self,
+        tool: &str,
+        arguments: &str,
+        ctx: CallContext,
+    ) -> Result<CallOutput, CallFailure> {
+        // The bindings take the `json` type alias (`String`) by reference.
+        let (owned_tool, arguments) = (tool.to_owned(), arguments.to_owned());
+        let outcome = self
+            .invoke(
+                Request::Call(TimeLimit::Clock),
+                ctx,
+                |exports| match exports {
+                    Exports::Wharf(wharf) => Ok(wharf.tools.clone()),
+                    Exports::Plain(_) => Err(CallFailure::UnknownTool(tool.to_string())),
+                },
+                |indices, store, instance| indices.load(store, instance),
+                move |store, tools| {
+                    Box::pin(
+                        async move { tools.call_call_tool(store, &owned_tool, &arguments).await },
+                    )
+                },
+            )
+            .await?;
+        match outcome {
+            Ok(result) => Ok(CallOutput::from_wit(result)),
+            Err(ToolError::UnknownTool(name)) => Err(CallFailure::UnknownTool(name)),
+            Err(ToolError::InvalidArguments(why)) => Err(CallFailure::InvalidArguments(why)),
+            Err(ToolError::Failed(why)) => Err(CallFailure::Failed(why)),
+        }
+    }
+
+    /// Calls an exported function of a plain component with converted arguments.
+    async fn call_plain(
+        &self,
+        tool: &str,
+        arguments: &str,
+        ctx: CallContext,
+    ) -> Result<CallOutput, CallFailure> {
+        let (results, signature) = self
+            .invoke(
+                Request::Call(TimeLimit::Fixed),
+                ctx,
+                |exports| {
+                    let Exports::Plain(plain) = exports else {
+                        return Err(CallFailure::UnknownTool(tool.to_string()));
+                    };
+                    let found = plain
+                        .tools
+                        .iter()
+                        .find(|t| t.spec.name == tool)
+                        .ok_or_else(|| CallFailure::UnknownTool(tool.to_string()))?;
+                    // Converted before any instance exists: bad arguments cost nothing.
+                    let params = plain::arguments(&found.signature, arguments)?;
+                    let results = plain::result_slots(&found.signature);
+                    Ok((found.export, found.signature.clone(), params, results))
+                },
+                |(export, signature, params, results),
+                 store: &mut Store<HostState>,
+                 instance: &Instance| {
+                    let func = instance.get_func(&mut *store, export).ok_or_else(|| {
+                        wasmtime::Error::msg(format!("the export of `{tool}` is gone"))
+                    })?;
+                    Ok((func, signature, params, results))
+                },
+                |store, (func, signature, params, mut results)| {
+                    Box::pin(async move {
+                        func.call_async(store, &params, &mut results).await?;
+                        Ok((results, signature))
+                    })
+                },
+            )
+            .await?;
+        plain::output(&signature, &results)
+    }
+
+    /// The tools a `wharf:plugin` component lists, less those whose
+    /// description is invalid or whose name it lists twice (each with a
+    /// warning).
+    pub(super) async fn listed_tools(&self) -> Result<Vec<ToolSpec>, LoadError> {
+        let listed = self.list_tools().await.map_err(LoadError::ListTools)?;
+        let mut tools: Vec<ToolSpec> = Vec::with_capacity(listed.len());
+        for (tool_name, spec) in listed {
+            match spec {
+                Err(error) => {
+                    tracing::warn!(plugin = %self.name(), tool = %tool_name, "tool left out: {error}")
+                }
+                Ok(spec) if tools.iter().any(|t| t.name == spec.name) => {
+                    tracing::warn!(plugin = %self.name(), tool = %spec.name, "tool left out: its name is listed twice")
+                }
+                Ok(spec) => tools.push(spec),
+            }
+        }
+        Ok(tools)
+    }
+
+    /// Asks a fresh instance for its tool list, with each description parsed.
+    async fn list_tools(&self) -> Result<Vec<(String, Result<ToolSpec, SpecError>)>, CallFailure> {
+        if !matches!(self.code.load().exports, Exports::Wharf(_)) {
+            return Ok(Vec::new());
+        }
+        let tools = self
+            .invoke(
+                Request::Listing,
+                CallContext::default(),
+                |exports| match exports {
+                    Exports::Wharf(wharf) => Ok(wharf.tools.clone()),
+                    Exports::Plain(_) => Err(CallFailure::Setup("its tools export is gone".into())),
+                },
+                |indices, store, instance| indices.load(store, instance),
+                |store, tools| Box::pin(async move { tools.call_list_tools(store).await }),
+            )
+            .await?;
+        Ok(tools
+            .into_iter()
+            .map(|tool| (tool.name.clone(), ToolSpec::from_wit(tool)))
+            .collect())
+    }
+}
