@@ -42,30 +42,8 @@ use crate::runtime::{
     CallContext, CallFailure, CallOutput, ContentItem, RenderedPrompt, ResourceBody, Role,
 };
 
-/// The protocol revisions Wharf serves, newest first.
-pub const SUPPORTED_VERSIONS: &[ProtocolVersion] = &[
-    ProtocolVersion::V_2026_07_28,
-    ProtocolVersion::V_2025_11_25,
-    ProtocolVersion::V_2025_06_18,
-    ProtocolVersion::V_2025_03_26,
-    ProtocolVersion::V_2024_11_05,
-];
-
-/// Methods that 2026-07-28 removed. Legacy sessions still use them; a request
-/// that claims 2026-07-28 gets -32601 (404 over HTTP) from the transports,
-/// because rmcp would answer some of them.
-pub const REMOVED_IN_STATELESS: &[&str] = &[
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "resources/subscribe",
-    "resources/unsubscribe",
-];
-
-/// The message of the -32601 for a removed method.
-pub fn removed_method_message(method: &str) -> String {
-    format!("Method not found: {method} does not exist in protocol 2026-07-28")
-}
+// The protocol facts lived here first; kept reachable at their old paths.
+pub use crate::protocol::{REMOVED_IN_STATELESS, SUPPORTED_VERSIONS, removed_method_message};
 
 /// How often a legacy session's notification task checks that the session lives.
 pub(crate) const SESSION_CHECK: Duration = Duration::from_secs(30);
