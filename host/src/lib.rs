@@ -12,6 +12,7 @@ pub mod manifest;
 pub mod metrics;
 pub mod naming;
 pub mod oneshot;
+pub mod protocol;
 pub mod registry;
 pub mod resource_watch;
 pub mod runtime;

@@ -22,9 +22,10 @@ use wharf::http::{BearerToken, HttpOptions, OriginPolicy};
 use wharf::loader::{AllSettled, PluginFolder};
 use wharf::metrics::Metrics;
 use wharf::oneshot::{CallResult, Single, content_text};
+use wharf::protocol::SUPPORTED_VERSIONS;
 use wharf::registry::Registry;
 use wharf::runtime::{CallLimits, Ceilings, CompiledCache, Placement, Runtime, RuntimeOptions};
-use wharf::server::{SUPPORTED_VERSIONS, ServerOptions, WharfServer};
+use wharf::server::{ServerOptions, WharfServer};
 use wharf::stdio::{BusyPoll, DEFAULT_BUSY_POLL_US, DEFAULT_MAX_LINE_BYTES, LineTransport};
 use wharf::watcher::FolderWatch;
 

@@ -17,7 +17,10 @@ use rmcp::transport::Transport;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use crate::server::{REMOVED_IN_STATELESS, removed_method_message};
+use crate::protocol::{
+    FIRST_STATELESS_VERSION, KNOWN_METHODS, REMOVED_IN_STATELESS, claims_stateless_era,
+    removed_method_message,
+};
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -29,25 +32,6 @@ pub use busy_poll::{BusyPoll, DEFAULT_BUSY_POLL_US};
 
 /// Largest accepted message; a longer line is discarded and answered with `-32600`.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
-
-/// Methods rmcp knows; a request for one whose params do not fit gets `-32602`.
-const KNOWN_METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/read",
-    "resources/templates/list",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "subscriptions/listen",
-    "completion/complete",
-    "logging/setLevel",
-];
 
 /// The request a line holds, if it is a plainly well-formed one for a method
 /// rmcp knows: what the screen hands rmcp for a usual request (anything else
@@ -121,7 +105,11 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> LineTransport<R> {
                 let message = *message;
                 if let ClientJsonRpcMessage::Request(request) = &message
                     && REMOVED_IN_STATELESS.contains(&request.request.method())
-                    && claims_stateless_era(&request.request)
+                    && request
+                        .request
+                        .get_meta()
+                        .protocol_version()
+                        .is_some_and(|version| claims_stateless_era(version.as_str()))
                 {
                     // rmcp would still answer these (ping even before the
                     // lifecycle starts).
@@ -218,21 +206,13 @@ fn starts_lifecycle(request: &ClientRequest, supported: &[ProtocolVersion]) -> b
         ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => false,
         other => {
             let meta = other.get_meta();
-            meta.missing_required_keys(&ProtocolVersion::V_2026_07_28)
+            meta.missing_required_keys(&FIRST_STATELESS_VERSION)
                 .is_empty()
                 && meta
                     .protocol_version()
                     .is_some_and(|version| supported.contains(&version))
         }
     }
-}
-
-/// Whether a request's `_meta` names the stateless revision or a later one.
-fn claims_stateless_era(request: &ClientRequest) -> bool {
-    request
-        .get_meta()
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// The verdict on one input line.

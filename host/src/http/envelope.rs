@@ -20,10 +20,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::rejection;
-use crate::server::{REMOVED_IN_STATELESS, removed_method_message};
-
-/// The first protocol revision without the `initialize` handshake.
-const FIRST_STATELESS_VERSION: &str = "2026-07-28";
+use crate::protocol::{REMOVED_IN_STATELESS, claims_stateless_era, removed_method_message};
 
 /// Just the fields the envelope checks need; everything else is skipped.
 #[derive(Deserialize)]
@@ -72,7 +69,7 @@ fn judge(body: &[u8]) -> Verdict {
         .and_then(|m| m.protocol_version)
         .as_ref()
         .and_then(Value::as_str)
-        .is_some_and(|version| version >= FIRST_STATELESS_VERSION);
+        .is_some_and(claims_stateless_era);
     if modern_claim
         && let Some(method) = probe.method
         && REMOVED_IN_STATELESS.contains(&method.as_str())
