@@ -4,200 +4,35 @@
 //! current one behind an atomic pointer; readers take a snapshot (an `Arc`) without
 //! locking, and a reload builds a new set and swaps it in. Calls that started on
 //! the old set keep their snapshot, so they finish on the version they started on.
+//!
+//! Beside the set: `tools`, `prompts` and `resources` (what clients see of
+//! each), `arguments` (checking a call's arguments against the tool's input
+//! schema), `names` (exposed names and who claimed them) and `listing` (sorted
+//! listings and their pages).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use jsonschema::ValidationError;
-use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::naming;
-use crate::runtime::{Plugin, PromptSpec, ToolSpec};
+use crate::runtime::Plugin;
 
+mod arguments;
+mod listing;
+mod names;
+mod prompts;
 mod resources;
+mod tools;
 
+use arguments::ArgumentSchema;
+use listing::{Listing, Named};
+use names::Claims;
+pub use names::Naming;
+pub use prompts::ExposedPrompt;
 use resources::ResourceCollector;
 pub use resources::{ExposedResource, ExposedTemplate, SchemePrefixError};
-
-/// A tool as clients see it: its exposed name and the plugin that runs it.
-pub struct ExposedTool {
-    name: String,
-    plugin: Arc<Plugin>,
-    spec: usize,
-    validator: jsonschema::Validator,
-}
-
-impl ExposedTool {
-    /// The name clients call it by (`<plugin>_<tool>`).
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The plugin that provides it.
-    pub fn plugin(&self) -> &Arc<Plugin> {
-        &self.plugin
-    }
-
-    /// The plugin's own description of it.
-    pub fn spec(&self) -> &ToolSpec {
-        &self.plugin.tools()[self.spec]
-    }
-
-    /// Checks `arguments` against the tool's input schema; the error lists every
-    /// violation with the JSON pointer of the offending value.
-    pub fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
-        let problems: Vec<String> = self
-            .validator
-            .iter_errors(arguments)
-            .map(|error| violation(&error))
-            .collect();
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems.join("; "))
-        }
-    }
-}
-
-/// One schema violation as text, with the JSON pointer of the offending value.
-///
-/// A failed `oneOf`/`anyOf` (a variant, a result, an option) says only that no
-/// alternative matched; when one alternative got further into the value than
-/// all the others, its own problem is added, so a model sees which field to fix.
-fn violation(error: &ValidationError<'_>) -> String {
-    let path = error.instance_path().to_string();
-    let mut text = if path.is_empty() {
-        error.to_string()
-    } else {
-        format!("at {path}: {error}")
-    };
-    if let ValidationErrorKind::OneOfNotValid { context } | ValidationErrorKind::AnyOf { context } =
-        error.kind()
-        && let Some(hint) = closest_alternative(context, depth(&path))
-    {
-        text.push_str(&format!(" (closest alternative: {hint})"));
-    }
-    text
-}
-
-/// The problems of the one alternative whose errors lie deepest in the value,
-/// if exactly one does and it got past the value the alternatives are about.
-fn closest_alternative(
-    alternatives: &[Vec<ValidationError<'static>>],
-    base: usize,
-) -> Option<String> {
-    let depths: Vec<usize> = alternatives
-        .iter()
-        .map(|errors| {
-            errors
-                .iter()
-                .map(|e| depth(&e.instance_path().to_string()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let deepest = *depths.iter().max()?;
-    if deepest <= base || depths.iter().filter(|d| **d == deepest).count() != 1 {
-        return None;
-    }
-    let index = depths.iter().position(|d| *d == deepest)?;
-    let problems: Vec<String> = alternatives[index].iter().map(violation).collect();
-    Some(problems.join("; "))
-}
-
-/// How many reference tokens a JSON pointer has.
-fn depth(pointer: &str) -> usize {
-    pointer.matches('/').count()
-}
-
-/// A prompt as clients see it: its exposed name and the plugin that renders it.
-pub struct ExposedPrompt {
-    name: String,
-    plugin: Arc<Plugin>,
-    spec: usize,
-}
-
-impl ExposedPrompt {
-    /// The name clients get it by (`<plugin>_<prompt>`).
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The plugin that provides it.
-    pub fn plugin(&self) -> &Arc<Plugin> {
-        &self.plugin
-    }
-
-    /// The plugin's own description of it.
-    pub fn spec(&self) -> &PromptSpec {
-        &self.plugin.prompts()[self.spec]
-    }
-}
-
-/// Something listed by exposed name.
-trait Named {
-    fn exposed_name(&self) -> &str;
-}
-
-impl Named for ExposedTool {
-    fn exposed_name(&self) -> &str {
-        &self.name
-    }
-}
-
-impl Named for ExposedPrompt {
-    fn exposed_name(&self) -> &str {
-        &self.name
-    }
-}
-
-/// Items sorted by exposed name, with a lookup by name.
-struct Listing<T> {
-    items: Vec<T>,
-    by_name: HashMap<String, usize>,
-}
-
-impl<T> Default for Listing<T> {
-    fn default() -> Self {
-        Self {
-            items: Vec::new(),
-            by_name: HashMap::new(),
-        }
-    }
-}
-
-impl<T: Named> Listing<T> {
-    fn new(mut items: Vec<T>) -> Self {
-        items.sort_by(|a, b| a.exposed_name().cmp(b.exposed_name()));
-        let by_name = items
-            .iter()
-            .enumerate()
-            .map(|(index, item)| (item.exposed_name().to_string(), index))
-            .collect();
-        Self { items, by_name }
-    }
-
-    fn get(&self, name: &str) -> Option<&T> {
-        self.by_name.get(name).map(|&index| &self.items[index])
-    }
-
-    /// The items after the one named `after` (all of them for `None`), at most
-    /// `limit`, and whether more follow. Keyed by name rather than position, so a
-    /// page boundary stays put when the set changes between pages.
-    fn page(&self, after: Option<&str>, limit: usize) -> (&[T], bool) {
-        let start = match after {
-            None => 0,
-            Some(after) => self
-                .items
-                .partition_point(|item| item.exposed_name() <= after),
-        };
-        let end = (start + limit).min(self.items.len());
-        (&self.items[start..end], end < self.items.len())
-    }
-}
+pub use tools::ExposedTool;
 
 /// One consistent set of plugins and their tools, prompts, resources and
 /// resource templates, each sorted by exposed name or URI.
@@ -220,58 +55,6 @@ pub struct ResourceTarget<'a> {
     pub naming: Naming,
     /// The listed resource, if it is one rather than a template's match.
     pub listed: Option<&'a ExposedResource>,
-}
-
-/// How a plugin's tools and prompts are named for clients.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Naming {
-    /// `<plugin>_<name>`: never collides.
-    #[default]
-    Prefixed,
-    /// The plugin's own name (manifest `[names] prefix = false`).
-    AsDeclared,
-}
-
-impl Naming {
-    fn expose(self, plugin: &str, name: &str) -> Result<String, naming::NameError> {
-        match self {
-            Naming::Prefixed => naming::exposed_tool_name(plugin, name),
-            Naming::AsDeclared => naming::declared_tool_name(name),
-        }
-    }
-}
-
-/// Exposed names already given out, and to which plugin.
-#[derive(Default)]
-struct Claims(HashMap<String, Arc<str>>);
-
-impl Claims {
-    /// The exposed name for `name` of `plugin`, unless it is invalid or taken
-    /// (logged, as a `kind` left out).
-    fn claim(&mut self, plugin: &Plugin, naming: Naming, kind: &str, name: &str) -> Option<String> {
-        let exposed = match naming.expose(plugin.name(), name) {
-            Ok(exposed) => exposed,
-            Err(error) => {
-                tracing::warn!(plugin = plugin.name(), "{kind} left out: {error}");
-                return None;
-            }
-        };
-        self.take(plugin, kind, exposed)
-    }
-
-    /// `exposed` for `plugin`, unless another plugin has it (logged, as a
-    /// `kind` left out).
-    fn take(&mut self, plugin: &Plugin, kind: &str, exposed: String) -> Option<String> {
-        if let Some(owner) = self.0.get(&exposed) {
-            tracing::warn!(
-                plugin = plugin.name(),
-                "{kind} left out: plugin `{owner}` already exposes a {kind} named `{exposed}`"
-            );
-            return None;
-        }
-        self.0.insert(exposed.clone(), plugin.name().into());
-        Some(exposed)
-    }
 }
 
 impl ToolSet {
@@ -300,8 +83,8 @@ impl ToolSet {
             resources.add(plugin, *naming);
             for (index, spec) in plugin.tools().iter().enumerate() {
                 let schema = Value::Object(spec.input_schema.clone());
-                let validator = match jsonschema::validator_for(&schema) {
-                    Ok(validator) => validator,
+                let arguments = match ArgumentSchema::compile(&schema) {
+                    Ok(arguments) => arguments,
                     Err(error) => {
                         tracing::warn!(
                             plugin = plugin.name(),
@@ -318,7 +101,7 @@ impl ToolSet {
                     name,
                     plugin: plugin.clone(),
                     spec: index,
-                    validator,
+                    arguments,
                 });
             }
             for (index, spec) in plugin.prompts().iter().enumerate() {
@@ -540,42 +323,5 @@ impl Registry {
     /// A receiver that sees new versions each time a listing changes.
     pub fn watch_listing(&self) -> watch::Receiver<ListingVersions> {
         self.listing.subscribe()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn problems(schema: Value, value: Value) -> Vec<String> {
-        let validator = jsonschema::validator_for(&schema).unwrap();
-        validator
-            .iter_errors(&value)
-            .map(|e| violation(&e))
-            .collect()
-    }
-
-    #[test]
-    fn a_failed_one_of_names_the_closest_alternative() {
-        let variant = json!({"type": "object", "properties": {"s": {"oneOf": [
-            {"type": "object", "properties": {"circle": {"type": "number"}}, "required": ["circle"], "additionalProperties": false},
-            {"type": "object", "properties": {"empty": {"type": "null"}}, "required": ["empty"], "additionalProperties": false},
-            {"type": "string", "enum": ["empty"]}
-        ]}}});
-        assert_eq!(
-            problems(variant.clone(), json!({"s": {"circle": "x"}})),
-            [
-                r#"at /s: {"circle":"x"} is not valid under any of the schemas listed in the 'oneOf' keyword (closest alternative: at /s/circle: "x" is not of type "number")"#
-            ]
-        );
-        // No alternative got further than the others: no guess.
-        assert_eq!(
-            problems(variant, json!({"s": {"square": 1}})),
-            [
-                r#"at /s: {"square":1} is not valid under any of the schemas listed in the 'oneOf' keyword"#
-            ]
-        );
     }
 }

@@ -1,0 +1,47 @@
+//! A tool as clients see it: its exposed name, the plugin that runs it, and
+//! the check of its arguments before a call.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Named;
+use super::arguments::ArgumentSchema;
+use crate::runtime::{Plugin, ToolSpec};
+
+/// A tool as clients see it: its exposed name and the plugin that runs it.
+pub struct ExposedTool {
+    pub(super) name: String,
+    pub(super) plugin: Arc<Plugin>,
+    pub(super) spec: usize,
+    pub(super) arguments: ArgumentSchema,
+}
+
+impl ExposedTool {
+    /// The name clients call it by (`<plugin>_<tool>`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The plugin that provides it.
+    pub fn plugin(&self) -> &Arc<Plugin> {
+        &self.plugin
+    }
+
+    /// The plugin's own description of it.
+    pub fn spec(&self) -> &ToolSpec {
+        &self.plugin.tools()[self.spec]
+    }
+
+    /// Checks `arguments` against the tool's input schema; the error lists every
+    /// violation with the JSON pointer of the offending value.
+    pub fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
+        self.arguments.check(arguments)
+    }
+}
+
+impl Named for ExposedTool {
+    fn exposed_name(&self) -> &str {
+        &self.name
+    }
+}

@@ -1,0 +1,149 @@
+//! The line framing of the stdio transport: reading `\n`-terminated messages
+//! with a length cap, and writing answers one line at a time.
+//!
+//! Kept apart from the screen so that framing (bytes to lines, lines to bytes)
+//! and judging a line's content can each be read on their own. Every line
+//! written goes through one writer task, so lines never interleave.
+
+use rmcp::model::ServerJsonRpcMessage;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// Largest accepted message; a longer line is discarded and answered with `-32600`.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
+
+/// One line read from the input.
+pub(super) enum Line {
+    Complete(Vec<u8>),
+    TooLong,
+}
+
+/// Reads `\n`-terminated lines with a length cap, without requiring UTF-8 (bad
+/// bytes must reach the parser so they can be answered).
+pub(super) struct LineReader<R> {
+    inner: R,
+    /// The cap, in bytes, without the newline.
+    pub(super) max: usize,
+    pending: Vec<u8>,
+    discarding: bool,
+}
+
+impl<R: AsyncBufRead + Unpin> LineReader<R> {
+    pub(super) fn new(inner: R, max: usize) -> Self {
+        Self {
+            inner,
+            max,
+            pending: Vec::new(),
+            discarding: false,
+        }
+    }
+
+    pub(super) async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
+        loop {
+            let buf = self.inner.fill_buf().await?;
+            if buf.is_empty() {
+                // End of input: a last line without a newline still counts.
+                if self.discarding {
+                    self.discarding = false;
+                    return Ok(Some(Line::TooLong));
+                }
+                if self.pending.is_empty() {
+                    return Ok(None);
+                }
+                return Ok(Some(Line::Complete(std::mem::take(&mut self.pending))));
+            }
+            let (chunk, newline) = match buf.iter().position(|&b| b == b'\n') {
+                Some(at) => (&buf[..at], true),
+                None => (buf, false),
+            };
+            let used = chunk.len() + usize::from(newline);
+            if !self.discarding {
+                if self.pending.len() + chunk.len() > self.max {
+                    self.discarding = true;
+                    self.pending = Vec::new();
+                } else {
+                    self.pending.extend_from_slice(chunk);
+                }
+            }
+            self.inner.consume(used);
+            if newline {
+                if std::mem::take(&mut self.discarding) {
+                    return Ok(Some(Line::TooLong));
+                }
+                let mut line = std::mem::take(&mut self.pending);
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                return Ok(Some(Line::Complete(line)));
+            }
+        }
+    }
+}
+
+/// The sending end of the writer task: queues messages as lines, in the order
+/// they are queued.
+pub(super) struct LineWriter {
+    out: mpsc::UnboundedSender<Vec<u8>>,
+}
+
+impl LineWriter {
+    /// Starts the writer task on `writer`.
+    pub(super) fn spawn<W: AsyncWrite + Unpin + Send + 'static>(writer: W) -> Self {
+        let (out, rx) = mpsc::unbounded_channel();
+        tokio::spawn(write_lines(writer, rx));
+        Self { out }
+    }
+
+    /// Serialises `message` and queues it as one line; fails if it does not
+    /// serialise or the writer task has ended.
+    pub(super) fn queue(&self, message: &ServerJsonRpcMessage) -> std::io::Result<()> {
+        serde_json::to_vec(message)
+            .map_err(std::io::Error::other)
+            .and_then(|mut line| {
+                line.push(b'\n');
+                self.out
+                    .send(line)
+                    .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+            })
+    }
+}
+
+/// Writes queued lines in order, flushing after each burst.
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
+) {
+    while let Some(line) = lines.recv().await {
+        if writer.write_all(&line).await.is_err() {
+            return;
+        }
+        while let Ok(line) = lines.try_recv() {
+            if writer.write_all(&line).await.is_err() {
+                return;
+            }
+        }
+        if writer.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn long_lines_are_discarded_whole() {
+        let input: &[u8] = b"12345678901\n{}\nlast";
+        let mut reader = LineReader::new(input, 8);
+        assert!(matches!(
+            reader.next_line().await.unwrap(),
+            Some(Line::TooLong)
+        ));
+        assert!(matches!(reader.next_line().await.unwrap(), Some(Line::Complete(l)) if l == b"{}"));
+        assert!(
+            matches!(reader.next_line().await.unwrap(), Some(Line::Complete(l)) if l == b"last")
+        );
+        assert!(reader.next_line().await.unwrap().is_none());
+    }
+}
