@@ -65,3 +65,17 @@ impl Cli {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// clap's own consistency checks (duplicate flags, bad defaults, ...),
+    /// which otherwise run only when a subcommand's arguments are parsed.
+    #[test]
+    fn arguments_are_consistent() {
+        Cli::command().debug_assert();
+    }
+}
