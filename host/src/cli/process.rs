@@ -1,0 +1,73 @@
+//! What every subcommand's process gets before it starts: logging to stderr,
+//! no transparent huge pages, the async runtime, and the shutdown signals.
+
+use anyhow::Context;
+use tracing_subscriber::EnvFilter;
+
+use super::LOG_TARGET;
+
+/// Logs go to stderr only: stdout is the stdio transport. `WHARF_LOG` takes
+/// tracing's filter syntax (for example `wharf=debug`).
+pub fn init_logging() {
+    let filter =
+        EnvFilter::try_from_env("WHARF_LOG").unwrap_or_else(|_| EnvFilter::new("wharf=info,warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}
+
+/// Turns transparent huge pages off for this process (Linux; elsewhere there
+/// is nothing to do). mimalloc asks for them on its arenas, and Wharf's memory
+/// churns: compilations and instances allocate and free in bursts, mimalloc
+/// hands freed memory back, and every later fault on it zeroed a whole 2 MiB
+/// page. Starting with 100 new plugins spent most of its time in the kernel
+/// zeroing pages (README, Performance). Where THP is on for all memory, it
+/// would also back the pool's linear memories, whose few dirty 4 KiB pages a
+/// finished call resets.
+pub fn no_transparent_huge_pages() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and changes
+        // nothing but this process's page-fault policy.
+        let done = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+        if done != 0 {
+            let error = std::io::Error::last_os_error();
+            tracing::warn!(target: LOG_TARGET, "could not turn transparent huge pages off: {error}");
+        }
+    }
+}
+
+/// A tokio runtime with a worker per core.
+pub fn multi_threaded() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .thread_name("wharf-worker")
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = interrupt => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(error) => {
+                tracing::warn!(target: LOG_TARGET, %error, "cannot listen for SIGTERM");
+                let _ = interrupt.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+    tracing::info!(target: LOG_TARGET, "shutdown signal received");
+}

@@ -1,0 +1,243 @@
+//! `wharf serve`: load every component in a folder and serve its tools over
+//! MCP, on stdio or Streamable HTTP.
+//!
+//! [`ServeArgs::run`] picks the async runtimes, `serve` loads the folder
+//! (and watches it) into a registry behind one [`WharfServer`], and then
+//! hands that server to one transport.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use wharf::loader::{AllSettled, PluginFolder};
+use wharf::metrics::Metrics;
+use wharf::registry::Registry;
+use wharf::runtime::{CallLimits, Ceilings, Placement, Runtime, RuntimeOptions};
+use wharf::protocol::SUPPORTED_VERSIONS;
+use wharf::server::{ServerOptions, WharfServer};
+use wharf::stdio::{BusyPoll, DEFAULT_BUSY_POLL_US, DEFAULT_MAX_LINE_BYTES, LineTransport};
+use wharf::watcher::FolderWatch;
+
+use super::LOG_TARGET;
+use super::cache::CacheArgs;
+use super::http::HttpArgs;
+use super::limits::LimitArgs;
+use super::process::{multi_threaded, shutdown_signal};
+
+/// The arguments of `wharf serve`.
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Folder of plugin components (`*.wasm`).
+    #[arg(long, env = "WHARF_PLUGINS")]
+    plugins: PathBuf,
+
+    /// Most tools returned in one `tools/list` page.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    page_size: u32,
+
+    /// How long clients may cache list results, in milliseconds (`ttlMs`).
+    #[arg(long, default_value_t = 10_000)]
+    list_ttl_ms: u64,
+
+    /// The limits of one call, for plugins whose manifest sets none.
+    #[command(flatten)]
+    limits: LimitArgs,
+
+    /// Concurrent calls of one plugin; default for plugins whose manifest sets no
+    /// `max-concurrent-calls`. A call over the limit is refused.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    plugin_concurrency: u32,
+
+    /// Concurrent calls of all plugins together; sizes the instance pool. A call
+    /// over the limit is refused.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    max_concurrent_calls: u32,
+
+    /// The largest `memory-mib` a manifest may ask for.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    max_memory_mib: u32,
+
+    /// The largest `timeout-ms` a manifest may ask for.
+    #[arg(long, default_value_t = 600_000, value_parser = clap::value_parser!(u64).range(1..))]
+    max_timeout_ms: u64,
+
+    /// Allocate instances on demand instead of from wasmtime's pooling allocator.
+    #[arg(long)]
+    no_pool: bool,
+
+    /// Compile a new component with Cranelift before serving it, rather than
+    /// serving it at once from Winch's quick compile while Cranelift's
+    /// optimised code is made in the background.
+    #[arg(long)]
+    no_quick_compile: bool,
+
+    /// Largest accepted stdio message, in bytes.
+    #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES)]
+    max_message_bytes: usize,
+
+    /// While stdio requests arrive back to back, poll stdin for up to this many
+    /// microseconds before the serving thread sleeps, which saves the wake-up
+    /// (0: never). Off where Wharf may use one CPU only.
+    #[arg(long, default_value_t = DEFAULT_BUSY_POLL_US, value_parser = clap::value_parser!(u64).range(0..=1000))]
+    stdio_busy_poll_us: u64,
+
+    /// Where compiled components are kept.
+    #[command(flatten)]
+    cache: CacheArgs,
+
+    /// Load the folder once; ignore later changes to it.
+    #[arg(long)]
+    no_watch: bool,
+
+    /// Streamable HTTP instead of stdio, and its settings.
+    #[command(flatten)]
+    http: HttpArgs,
+}
+
+impl ServeArgs {
+    /// Serves until stdin closes (stdio) or a shutdown signal (HTTP).
+    ///
+    /// Both transports serve the protocol on single-threaded runtimes, so a
+    /// short call never hops between threads: stdio on this thread (it has one
+    /// client; see [`BusyPoll`] for how it waits for the next request),
+    /// HTTP on one serving thread per core (see `wharf::http`). Guest code that
+    /// runs for longer than an epoch tick moves to a pool of workers (see
+    /// [`Placement`]), which also runs start-up, reloads and other background
+    /// work under HTTP.
+    pub fn run(self) -> anyhow::Result<()> {
+        let workers = multi_threaded()?;
+        let placement = Placement::MoveLongCalls(workers.handle().clone());
+        if self.http.address().is_some() {
+            return workers.block_on(serve(self, placement));
+        }
+        let mut stdio = tokio::runtime::Builder::new_current_thread();
+        match BusyPoll::for_stdin(Duration::from_micros(self.stdio_busy_poll_us)) {
+            Some(poll) => {
+                tracing::debug!(
+                    target: LOG_TARGET,
+                    budget_us = poll.budget().as_micros() as u64,
+                    "stdio busy-poll on"
+                );
+                let poll = Arc::new(poll);
+                let after = poll.clone();
+                stdio
+                    .on_thread_park(move || poll.before_park())
+                    .on_thread_unpark(move || after.after_unpark());
+            }
+            None => tracing::debug!(target: LOG_TARGET, "stdio busy-poll off"),
+        }
+        stdio
+            .enable_all()
+            .build()
+            .context("starting the async runtime")?
+            .block_on(serve(self, placement))
+    }
+}
+
+/// Loads the folder, starts watching it, and serves the tools on the
+/// transport the arguments ask for.
+async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
+    let defaults = CallLimits {
+        max_concurrent_calls: args.plugin_concurrency as usize,
+        ..args.limits.call_limits()
+    };
+    let call_timeout = defaults.timeout;
+    let cache_root = args.cache.root();
+    let ceilings = Ceilings {
+        memory_bytes: (args.max_memory_mib as usize) << 20,
+        timeout: Duration::from_millis(args.max_timeout_ms),
+    };
+    anyhow::ensure!(
+        defaults.memory_bytes <= ceilings.memory_bytes && defaults.timeout <= ceilings.timeout,
+        "--memory-mib and --timeout-ms may not exceed --max-memory-mib and --max-timeout-ms"
+    );
+    let runtime = Arc::new(Runtime::with_options(RuntimeOptions {
+        defaults,
+        ceilings,
+        max_concurrent_calls: args.max_concurrent_calls as usize,
+        pooling: !args.no_pool,
+        cache_root: cache_root.clone(),
+        placement,
+        quick_compile: !args.no_quick_compile,
+        ..RuntimeOptions::default()
+    })?);
+    let pooled = runtime.is_pooled();
+    let started = std::time::Instant::now();
+    // Watch before the first scan, so nothing written meanwhile is missed.
+    let watch = if args.no_watch {
+        None
+    } else {
+        Some(FolderWatch::start(&args.plugins)?)
+    };
+    let mut folder = PluginFolder::new(&args.plugins, runtime);
+    folder.scan(&AllSettled).await?;
+    let set = folder.tool_set();
+    tracing::info!(
+        target: LOG_TARGET,
+        plugins = set.plugins().len(),
+        tools = set.tools().len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        cache = %cache_root.as_deref().map(|p| p.display().to_string()).unwrap_or_else(|| "off".into()),
+        watching = watch.is_some(),
+        pooled,
+        "plugins loaded"
+    );
+    let metrics = Arc::new(Metrics::new());
+    metrics.set_plugins_loaded(set.plugins().len());
+    let registry = Arc::new(Registry::new(set));
+    if let Some(watch) = watch {
+        watch.spawn(folder, registry.clone(), metrics.clone());
+    }
+    let server = WharfServer::new(
+        registry,
+        ServerOptions {
+            page_size: args.page_size as usize,
+            list_ttl: Duration::from_millis(args.list_ttl_ms),
+        },
+    )
+    .with_metrics(metrics.clone());
+
+    if let Some(addr) = args.http.address() {
+        let options = args.http.options(addr, call_timeout);
+        wharf::http::serve(
+            move || server.for_session(),
+            metrics,
+            addr,
+            options,
+            shutdown_signal(),
+        )
+        .await
+        .context("serving MCP over HTTP")?;
+        tracing::info!(target: LOG_TARGET, "HTTP server stopped");
+        return Ok(());
+    }
+    serve_stdio(server, args.max_message_bytes).await
+}
+
+/// Serves one client on stdin and stdout until stdin closes.
+async fn serve_stdio(server: WharfServer, max_message_bytes: usize) -> anyhow::Result<()> {
+    tracing::info!(target: LOG_TARGET, "serving MCP on stdio");
+
+    let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
+    let transport = LineTransport::new(
+        tokio::io::BufReader::new(stdin),
+        stdout,
+        max_message_bytes,
+        SUPPORTED_VERSIONS,
+    );
+    let service = match rmcp::serve_server(server, transport).await {
+        Ok(service) => service,
+        // A client that left before its first request (or sent only lines the
+        // screen answered itself) ends the server as stdin's end does later.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!(target: LOG_TARGET, "stdin closed before the first request, exiting");
+            return Ok(());
+        }
+        Err(error) => return Err(error).context("starting the MCP service"),
+    };
+    let reason = service.waiting().await.context("serving MCP")?;
+    tracing::info!(target: LOG_TARGET, ?reason, "stdin closed, exiting");
+    Ok(())
+}
