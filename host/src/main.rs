@@ -3,7 +3,7 @@
 /// mimalloc rather than glibc's malloc: a call allocates and frees many small
 /// buffers on whichever worker thread runs it, and glibc's per-arena locks and
 /// consolidation showed as a fifth of the CPU of a loaded HTTP server. It costs
-/// idle memory (README, Performance: `MIMALLOC_ARENA_EAGER_COMMIT=0
+/// idle memory (docs/performance.md: `MIMALLOC_ARENA_EAGER_COMMIT=0
 /// MIMALLOC_PURGE_DELAY=0` trades it back).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -297,7 +297,7 @@ fn main() -> anyhow::Result<()> {
 /// churns: compilations and instances allocate and free in bursts, mimalloc
 /// hands freed memory back, and every later fault on it zeroed a whole 2 MiB
 /// page. Starting with 100 new plugins spent most of its time in the kernel
-/// zeroing pages (README, Performance). Where THP is on for all memory, it
+/// zeroing pages (docs/performance.md). Where THP is on for all memory, it
 /// would also back the pool's linear memories, whose few dirty 4 KiB pages a
 /// finished call resets.
 fn no_transparent_huge_pages() {
