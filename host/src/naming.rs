@@ -1,6 +1,6 @@
 //! How plugin and tool names are formed.
 //!
-//! The rule (also in the README): a plugin is named after its file, with every
+//! The rule (also in docs/protocol.md): a plugin is named after its file, with every
 //! character outside `A-Z a-z 0-9 -` replaced by `-` (`text_stats.wasm` is plugin
 //! `text-stats`). Clients see each tool as `<plugin>_<tool>`. Because a plugin name
 //! never contains `_`, the first `_` of an exposed name always marks where the plugin

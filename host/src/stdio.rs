@@ -2,7 +2,7 @@
 //!
 //! rmcp's own line codec drops malformed JSON without a reply and stops serving
 //! for good on a stray client response or on a notification before the first
-//! request (rmcp gap, see README). This transport frames and screens every line
+//! request (rmcp gap, see docs/protocol.md). This transport frames and screens every line
 //! itself: malformed lines get `-32700`/`-32600`/`-32602` replies, responses and
 //! early notifications are dropped with a log line, and only well-formed client
 //! messages reach rmcp. Everything written to stdout goes through one writer task,

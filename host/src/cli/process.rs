@@ -23,7 +23,7 @@ pub fn init_logging() {
 /// churns: compilations and instances allocate and free in bursts, mimalloc
 /// hands freed memory back, and every later fault on it zeroed a whole 2 MiB
 /// page. Starting with 100 new plugins spent most of its time in the kernel
-/// zeroing pages (README, Performance). Where THP is on for all memory, it
+/// zeroing pages (docs/performance.md). Where THP is on for all memory, it
 /// would also back the pool's linear memories, whose few dirty 4 KiB pages a
 /// finished call resets.
 pub fn no_transparent_huge_pages() {

@@ -3,7 +3,7 @@
 //! A client that sends its next request a few tens of microseconds after an
 //! answer (scripted tool calls, a benchmark's closed loop) finds the stdio
 //! thread asleep in `epoll_wait`. Waking it costs a reschedule and, on a
-//! virtual machine, an interrupt to an idle vCPU: in the README's stdio runs
+//! virtual machine, an interrupt to an idle vCPU: in docs/performance.md's stdio runs
 //! that was a larger share of a round trip than the call itself. So while
 //! requests keep arriving back to back, the thread polls stdin for up to a
 //! small budget before tokio parks it; input found meanwhile makes the park

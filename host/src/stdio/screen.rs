@@ -3,7 +3,7 @@
 //!
 //! rmcp's own line codec drops malformed JSON without a reply and stops serving
 //! for good on a stray client response or on a notification before the first
-//! request (rmcp gap, see README). So each line is judged here first: malformed
+//! request (rmcp gap, see docs/protocol.md). So each line is judged here first: malformed
 //! lines get `-32700`/`-32600`/`-32602` replies, a method removed in the
 //! stateless revision gets `-32601`, responses to no request of Wharf's and
 //! early notifications are dropped with a log line, and only well-formed client

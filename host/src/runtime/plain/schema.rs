@@ -1,7 +1,7 @@
 //! JSON Schemas (2020-12) for WIT types: the tool's input schema from its
 //! parameters, its output schema from its result.
 //!
-//! The mapping (also in the README): records and parameter lists are closed
+//! The mapping (also in docs/plugins.md): records and parameter lists are closed
 //! objects whose `option<T>` members are optional and accept `null`; other
 //! options are `T` or `null`; lists are arrays; tuples are arrays with
 //! `prefixItems`; enums are strings; flags are arrays of unique names; variants
