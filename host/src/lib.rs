@@ -1,6 +1,6 @@
 //! Wharf: an MCP server that hosts WebAssembly components as tools.
 //!
-//! Data flows one way (see DESIGN.md): a transport hands requests to the
+//! Data flows one way (see ARCHITECTURE.md): a transport hands requests to the
 //! [`server`], which reads the [`registry`]'s current tools and runs them through
 //! the [`runtime`]. The [`loader`] turns the plugin folder into plugins.
 

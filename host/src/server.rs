@@ -45,11 +45,10 @@ mod tools;
 
 pub use convert::mcp_result;
 pub use events::PROGRESS_INTERVAL;
-// The protocol facts lived here first; kept reachable at their old paths.
-pub use crate::protocol::{REMOVED_IN_STATELESS, SUPPORTED_VERSIONS, removed_method_message};
 
 use crate::client_input::StateSeal;
 use crate::metrics::Metrics;
+use crate::protocol::SUPPORTED_VERSIONS;
 use crate::registry::{
     ExposedPrompt, ExposedResource, ExposedTemplate, ExposedTool, Registry, ToolSet,
 };

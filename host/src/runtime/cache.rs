@@ -275,8 +275,7 @@ mod tests {
     #[test]
     fn garbage_and_entries_of_an_older_layout_are_dropped() {
         let (checked, exists) = after(|_, _, bytes| {
-            *bytes = b"not an artifact at all, but long enough to hold a header: 0123456789abcdef"
-                .to_vec()
+            *bytes = b"not an artifact at all, but longer than a header. ".repeat(4)
         });
         assert_eq!(checked, Err(BadEntry::Foreign));
         assert!(!exists);

@@ -1,7 +1,7 @@
 //! Where a call's instance comes from: made on the spot, or the spare the
 //! plugin made ready after its last call.
 //!
-//! Every call runs in an instance no other call has used (see DESIGN.md), and
+//! Every call runs in an instance no other call has used (see ARCHITECTURE.md), and
 //! making one (a store, its WASI context, instantiation) used to sit on every
 //! call's path. Once a call has answered, its plugin now makes its next
 //! instance in the time the client takes to send the next request, and that

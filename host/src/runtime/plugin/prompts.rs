@@ -18,6 +18,16 @@ fn prompts_export(exports: &Exports) -> Option<&GuestIndices> {
     }
 }
 
+/// Finds the `prompts` export for a request about the prompt `name`; a
+/// plugin without one has no such prompt.
+fn prompts_for(name: &str) -> impl FnOnce(&Exports) -> Result<GuestIndices, CallFailure> + '_ {
+    move |exports| {
+        prompts_export(exports)
+            .cloned()
+            .ok_or_else(|| CallFailure::UnknownPrompt(name.to_string()))
+    }
+}
+
 impl Plugin {
     /// Asks a fresh instance for its prompts (none if it exports no `prompts`).
     /// Waits for a free call slot, as listing tools does.
@@ -66,11 +76,7 @@ impl Plugin {
             .invoke(
                 Request::Call(TimeLimit::Clock),
                 ctx,
-                |exports| {
-                    prompts_export(exports)
-                        .cloned()
-                        .ok_or_else(|| CallFailure::UnknownPrompt(name.to_string()))
-                },
+                prompts_for(name),
                 |indices, store, instance| indices.load(store, instance),
                 move |store, prompts| {
                     Box::pin(async move {
@@ -109,11 +115,7 @@ impl Plugin {
         self.invoke(
             Request::Call(TimeLimit::Fixed),
             ctx,
-            |exports| {
-                prompts_export(exports)
-                    .cloned()
-                    .ok_or_else(|| CallFailure::UnknownPrompt(name.to_string()))
-            },
+            prompts_for(name),
             |indices, store, instance| indices.load(store, instance),
             move |store, prompts| {
                 Box::pin(async move {

@@ -18,6 +18,16 @@ fn resources_export(exports: &Exports) -> Option<&GuestIndices> {
     }
 }
 
+/// Finds the `resources` export for a request about `uri` (a resource or a
+/// template); a plugin without one has no such resource.
+fn resources_for(uri: &str) -> impl FnOnce(&Exports) -> Result<GuestIndices, CallFailure> + '_ {
+    move |exports| {
+        resources_export(exports)
+            .cloned()
+            .ok_or_else(|| CallFailure::UnknownResource(uri.to_string()))
+    }
+}
+
 impl Plugin {
     /// Asks one fresh instance for the plugin's resources and templates (none
     /// if it exports no `resources`). Invalid or repeated entries are left out
@@ -89,11 +99,7 @@ impl Plugin {
             .invoke(
                 Request::Call(TimeLimit::Clock),
                 ctx,
-                |exports| {
-                    resources_export(exports)
-                        .cloned()
-                        .ok_or_else(|| CallFailure::UnknownResource(uri.to_string()))
-                },
+                resources_for(uri),
                 |indices, store, instance| indices.load(store, instance),
                 move |store, resources| {
                     Box::pin(async move { resources.call_read_resource(store, &owned_uri).await })
@@ -132,11 +138,7 @@ impl Plugin {
         self.invoke(
             Request::Call(TimeLimit::Fixed),
             ctx,
-            |exports| {
-                resources_export(exports)
-                    .cloned()
-                    .ok_or_else(|| CallFailure::UnknownResource(template.to_string()))
-            },
+            resources_for(template),
             |indices, store, instance| indices.load(store, instance),
             move |store, resources| {
                 Box::pin(async move {
