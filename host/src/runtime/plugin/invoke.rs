@@ -23,6 +23,7 @@ use wasmtime::component::Instance;
 
 use super::Plugin;
 use crate::runtime::admission::Slot;
+use crate::runtime::bindings::exports::wharf::plugin as wit;
 use crate::runtime::code::{Code, Exports};
 use crate::runtime::failure::CallFailure;
 use crate::runtime::guard::{Guarded, guarded, guarded_by_clock};
@@ -52,6 +53,39 @@ pub(super) enum TimeLimit {
     Clock,
 }
 
+/// An export of a plugin's code that a request calls: picked from the code
+/// before an instance is made, then found in the instance (a type check, no
+/// guest code).
+pub(super) trait Export {
+    /// The export as found in one instance, handed to the request's work.
+    type Bound: Send + 'static;
+
+    fn bind(
+        self,
+        store: &mut Store<HostState>,
+        instance: &Instance,
+    ) -> wasmtime::Result<Self::Bound>;
+}
+
+/// The `wharf:plugin` interfaces: their bindings' indices load them.
+macro_rules! wharf_interface_exports {
+    ($($interface:ident),*) => {$(
+        impl Export for wit::$interface::GuestIndices {
+            type Bound = wit::$interface::Guest;
+
+            fn bind(
+                self,
+                store: &mut Store<HostState>,
+                instance: &Instance,
+            ) -> wasmtime::Result<Self::Bound> {
+                self.load(store, instance)
+            }
+        }
+    )*};
+}
+
+wharf_interface_exports!(tools, prompts, resources);
+
 /// The places a request holds in the concurrency limits while it runs.
 struct Admitted {
     _own: Option<Slot>,
@@ -60,29 +94,29 @@ struct Admitted {
 
 impl Plugin {
     /// Runs one request's guest work in a fresh instance (see the module
-    /// doc): `find` picks the export from the plugin's code, `bind` finds it
-    /// in the instance, and `work` calls it.
-    pub(super) async fn invoke<I, F, R, W>(
+    /// doc): `find` picks the export from the plugin's code, and `work`
+    /// calls it as found in the instance.
+    pub(super) async fn invoke<E, R, W>(
         &self,
         request: Request,
         ctx: CallContext,
-        find: impl FnOnce(&Exports) -> Result<I, CallFailure>,
-        bind: impl FnOnce(I, &mut Store<HostState>, &Instance) -> wasmtime::Result<F>,
+        find: impl FnOnce(&Exports) -> Result<E, CallFailure>,
         work: W,
     ) -> Result<R, CallFailure>
     where
-        W: for<'s> FnOnce(&'s mut Store<HostState>, F) -> BoxFuture<'s, wasmtime::Result<R>>
+        E: Export,
+        W: for<'s> FnOnce(&'s mut Store<HostState>, E::Bound) -> BoxFuture<'s, wasmtime::Result<R>>
             + Send
             + 'static,
-        F: Send + 'static,
         R: Send + 'static,
     {
         let _admitted = self.admit(request).await?;
         let code = self.code.load_full();
         let found = find(&code.exports)?;
         let (mut store, instance) = self.fresh_instance(&code, ctx).await?;
-        let bound =
-            bind(found, &mut store, &instance).map_err(|e| CallFailure::Setup(format!("{e:#}")))?;
+        let bound = found
+            .bind(&mut store, &instance)
+            .map_err(|e| CallFailure::Setup(format!("{e:#}")))?;
         let cancel = store.data().call_cancel();
         let time = match request {
             Request::Listing => {

@@ -44,7 +44,6 @@ impl Plugin {
                         .cloned()
                         .ok_or_else(|| CallFailure::Setup("its prompts export is gone".into()))
                 },
-                |indices, store, instance| indices.load(store, instance),
                 |store, prompts| Box::pin(async move { prompts.call_list_prompts(store).await }),
             )
             .await?;
@@ -77,7 +76,6 @@ impl Plugin {
                 Request::Call(TimeLimit::Clock),
                 ctx,
                 prompts_for(name),
-                |indices, store, instance| indices.load(store, instance),
                 move |store, prompts| {
                     Box::pin(async move {
                         prompts
@@ -116,7 +114,6 @@ impl Plugin {
             Request::Call(TimeLimit::Fixed),
             ctx,
             prompts_for(name),
-            |indices, store, instance| indices.load(store, instance),
             move |store, prompts| {
                 Box::pin(async move {
                     let (name, argument, value) = &asked;

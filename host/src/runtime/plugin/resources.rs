@@ -47,7 +47,6 @@ impl Plugin {
                         .cloned()
                         .ok_or_else(|| CallFailure::Setup("its resources export is gone".into()))
                 },
-                |indices, store, instance| indices.load(store, instance),
                 |store, resources| {
                     Box::pin(async move {
                         let listed = resources.call_list_resources(&mut *store).await?;
@@ -100,7 +99,6 @@ impl Plugin {
                 Request::Call(TimeLimit::Clock),
                 ctx,
                 resources_for(uri),
-                |indices, store, instance| indices.load(store, instance),
                 move |store, resources| {
                     Box::pin(async move { resources.call_read_resource(store, &owned_uri).await })
                 },
@@ -139,7 +137,6 @@ impl Plugin {
             Request::Call(TimeLimit::Fixed),
             ctx,
             resources_for(template),
-            |indices, store, instance| indices.load(store, instance),
             move |store, resources| {
                 Box::pin(async move {
                     let (template, variable, value) = &asked;

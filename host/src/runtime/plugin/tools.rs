@@ -2,17 +2,45 @@
 //! called, each call in a fresh instance; a plain component's function is
 //! called with arguments converted from JSON and its result converted back.
 
+use std::sync::Arc;
+
 use wasmtime::Store;
-use wasmtime::component::Instance;
+use wasmtime::component::{ComponentExportIndex, Func, Instance, Val};
 
 use super::Plugin;
-use super::invoke::{Request, TimeLimit};
+use super::invoke::{Export, Request, TimeLimit};
 use crate::runtime::bindings::exports::wharf::plugin::tools::ToolError;
 use crate::runtime::code::Exports;
 use crate::runtime::failure::{CallFailure, LoadError};
-use crate::runtime::plain;
+use crate::runtime::plain::{self, shape::Signature};
 use crate::runtime::state::{CallContext, HostState};
 use crate::runtime::types::{CallOutput, SpecError, ToolSpec};
+
+/// A call of a plain component's function: where the function is, and its
+/// arguments already converted.
+struct PlainCall<'a> {
+    tool: &'a str,
+    export: ComponentExportIndex,
+    signature: Arc<Signature>,
+    params: Vec<Val>,
+    results: Vec<Val>,
+}
+
+impl Export for PlainCall<'_> {
+    type Bound = (Func, Arc<Signature>, Vec<Val>, Vec<Val>);
+
+    fn bind(
+        self,
+        store: &mut Store<HostState>,
+        instance: &Instance,
+    ) -> wasmtime::Result<Self::Bound> {
+        let tool = self.tool;
+        let func = instance
+            .get_func(store, self.export)
+            .ok_or_else(|| wasmtime::Error::msg(format!("the export of `{tool}` is gone")))?;
+        Ok((func, self.signature, self.params, self.results))
+    }
+}
 
 impl Plugin {
     /// Calls `tool` with `arguments` (a JSON object as text) in a fresh instance.
@@ -51,7 +79,6 @@ impl Plugin {
                     Exports::Wharf(wharf) => Ok(wharf.tools.clone()),
                     Exports::Plain(_) => Err(CallFailure::UnknownTool(tool.to_string())),
                 },
-                |indices, store, instance| indices.load(store, instance),
                 move |store, tools| {
                     Box::pin(
                         async move { tools.call_call_tool(store, &owned_tool, &arguments).await },
@@ -90,15 +117,13 @@ impl Plugin {
                     // Converted before any instance exists: bad arguments cost nothing.
                     let params = plain::arguments(&found.signature, arguments)?;
                     let results = plain::result_slots(&found.signature);
-                    Ok((found.export, found.signature.clone(), params, results))
-                },
-                |(export, signature, params, results),
-                 store: &mut Store<HostState>,
-                 instance: &Instance| {
-                    let func = instance.get_func(&mut *store, export).ok_or_else(|| {
-                        wasmtime::Error::msg(format!("the export of `{tool}` is gone"))
-                    })?;
-                    Ok((func, signature, params, results))
+                    Ok(PlainCall {
+                        tool,
+                        export: found.export,
+                        signature: found.signature.clone(),
+                        params,
+                        results,
+                    })
                 },
                 |store, (func, signature, params, mut results)| {
                     Box::pin(async move {
@@ -144,7 +169,6 @@ impl Plugin {
                     Exports::Wharf(wharf) => Ok(wharf.tools.clone()),
                     Exports::Plain(_) => Err(CallFailure::Setup("its tools export is gone".into())),
                 },
-                |indices, store, instance| indices.load(store, instance),
                 |store, tools| Box::pin(async move { tools.call_list_tools(store).await }),
             )
             .await?;
