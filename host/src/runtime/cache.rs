@@ -8,13 +8,15 @@
 //!
 //! Loading compiled code trusts its bytes: wasmtime maps them and jumps into
 //! them, so a flipped bit can crash the process rather than fail a check. Each
-//! entry therefore starts with a header that names the source it was compiled
-//! from, the engine that compiled it and the SHA-256 of the compiled bytes;
-//! [`CompiledCache::get`] checks all three before wasmtime sees a byte, and
-//! removes an entry that fails (with a log line), so it is compiled afresh.
+//! entry therefore ends with a check that names the source it was compiled
+//! from, the engine that compiled it and the SHA-256 of the compiled bytes
+//! before it; [`CompiledCache::get`] checks all three before wasmtime maps
+//! the file, and removes an entry that fails (with a log line), so it is
+//! compiled afresh. The check comes last so that wasmtime can map the file as
+//! it is (its parser ignores what follows its object) instead of copying it.
 
 use std::hash::{Hash, Hasher};
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -36,19 +38,19 @@ impl ContentHash {
     }
 }
 
-/// The first bytes of every entry; a new layout gets a new value, so entries of
-/// another layout are dropped like any other bad entry.
-const MAGIC: &[u8; 8] = b"wharf\0c\x02";
+/// The first bytes of every entry's check; a new layout gets a new value, so
+/// entries of another layout are dropped like any other bad entry.
+const MAGIC: &[u8; 8] = b"wharf\0c\x03";
 
-/// An entry's header: [`MAGIC`], the source's SHA-256, the engine's
-/// compatibility hash (little-endian), and the SHA-256 of the compiled bytes
-/// that follow.
-const HEADER_LEN: usize = MAGIC.len() + 32 + 8 + 32;
+/// An entry's check, its last bytes: [`MAGIC`], the source's SHA-256, the
+/// engine's compatibility hash (little-endian), and the SHA-256 of the
+/// compiled bytes before it.
+const CHECK_LEN: usize = MAGIC.len() + 32 + 8 + 32;
 
 /// Why a cache entry was not used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 enum BadEntry {
-    #[error("shorter than its header ({0} bytes)")]
+    #[error("shorter than its check ({0} bytes)")]
     Truncated(usize),
     #[error("not a Wharf compile-cache entry of this version")]
     Foreign,
@@ -58,6 +60,8 @@ enum BadEntry {
     OtherEngine,
     #[error("its compiled bytes do not match their digest (corrupted)")]
     Corrupted,
+    #[error("it cannot be read: {0}")]
+    Unreadable(String),
     #[error("wasmtime refused it: {0}")]
     Refused(String),
 }
@@ -77,7 +81,7 @@ impl CompiledCache {
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let engine = hasher.finish();
         Self {
-            dir: root.join(format!("engine-{engine:016x}-v2")),
+            dir: root.join(format!("engine-{engine:016x}-v3")),
             engine,
         }
     }
@@ -96,15 +100,15 @@ impl CompiledCache {
     /// for other source bytes or another build) is removed, with a log line.
     pub fn get(&self, engine: &Engine, hash: &ContentHash) -> Option<Component> {
         let path = self.entry(hash);
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
+        let file = match std::fs::File::open(&path) {
+            Ok(file) => file,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return None,
             Err(error) => {
                 tracing::warn!(path = %path.display(), "could not read a compile-cache entry: {error}");
                 return None;
             }
         };
-        match self.open(engine, hash, &bytes) {
+        match self.open(engine, hash, file) {
             Ok(component) => Some(component),
             Err(bad) => {
                 tracing::warn!(path = %path.display(), "dropping a bad compile-cache entry: {bad}");
@@ -118,45 +122,61 @@ impl CompiledCache {
         }
     }
 
-    /// Checks an entry's header against `hash` and this engine and its bytes
-    /// against their digest, then loads them.
+    /// Checks the entry of `hash` (open as `file`) against its check, then
+    /// has wasmtime map it.
     fn open(
         &self,
         engine: &Engine,
         hash: &ContentHash,
-        bytes: &[u8],
+        file: std::fs::File,
     ) -> Result<Component, BadEntry> {
-        let compiled = self.verify(hash, bytes)?;
-        // SAFETY: these bytes are, digest for digest, what `put` wrote from
+        self.verify(hash, file)
+            .map_err(|e| BadEntry::Unreadable(e.to_string()))??;
+        // SAFETY: the file holds, digest for digest, what `put` wrote from
         // `Component::serialize` for the source `hash` and an engine with this
-        // compatibility hash (wasmtime checks its own header and version too).
-        // A corrupted or swapped entry fails `verify` and never gets here.
-        unsafe { Component::deserialize(engine, compiled) }
+        // compatibility hash (wasmtime checks its own header and version too);
+        // a corrupted or swapped entry fails `verify` and never gets here.
+        // Entries are only replaced whole, by rename, with a compile of the
+        // same source by the same engine.
+        unsafe { Component::deserialize_file(engine, self.entry(hash)) }
             .map_err(|e| BadEntry::Refused(format!("{e:#}")))
     }
 
-    /// The compiled bytes of an entry, if its header and digest are right.
-    fn verify<'a>(&self, hash: &ContentHash, bytes: &'a [u8]) -> Result<&'a [u8], BadEntry> {
-        if bytes.len() < HEADER_LEN {
-            return Err(BadEntry::Truncated(bytes.len()));
-        }
-        let (header, compiled) = bytes.split_at(HEADER_LEN);
-        let (magic, rest) = header.split_at(MAGIC.len());
+    /// Whether an entry's check is of this layout, for the source `hash` and
+    /// this engine, and its compiled bytes match the check's digest. Reads
+    /// the bytes in pieces: entries of JavaScript and Python components are
+    /// tens of MiB.
+    fn verify(
+        &self,
+        hash: &ContentHash,
+        mut file: std::fs::File,
+    ) -> std::io::Result<Result<(), BadEntry>> {
+        let len = file.metadata()?.len();
+        let Some(compiled_len) = len.checked_sub(CHECK_LEN as u64) else {
+            return Ok(Err(BadEntry::Truncated(len as usize)));
+        };
+        let mut check = [0u8; CHECK_LEN];
+        file.seek(SeekFrom::Start(compiled_len))?;
+        file.read_exact(&mut check)?;
+        let (magic, rest) = check.split_at(MAGIC.len());
         let (source, rest) = rest.split_at(32);
         let (engine, digest) = rest.split_at(8);
         if magic != MAGIC {
-            return Err(BadEntry::Foreign);
+            return Ok(Err(BadEntry::Foreign));
         }
         if source != hash.0 {
-            return Err(BadEntry::OtherSource);
+            return Ok(Err(BadEntry::OtherSource));
         }
         if engine != self.engine.to_le_bytes() {
-            return Err(BadEntry::OtherEngine);
+            return Ok(Err(BadEntry::OtherEngine));
         }
-        if Sha256::digest(compiled).as_slice() != digest {
-            return Err(BadEntry::Corrupted);
+        file.seek(SeekFrom::Start(0))?;
+        let mut hasher = Sha256::new();
+        std::io::copy(&mut file.take(compiled_len), &mut hasher)?;
+        if hasher.finalize().as_slice() != digest {
+            return Ok(Err(BadEntry::Corrupted));
         }
-        Ok(compiled)
+        Ok(Ok(()))
     }
 
     /// Stores a compiled component. Failing to write (a read-only or full disk)
@@ -177,20 +197,21 @@ impl CompiledCache {
         let compiled = component.serialize().map_err(|e| format!("{e:#}"))?;
         std::fs::create_dir_all(&self.dir).map_err(|e| e.to_string())?;
         let mut temp = tempfile::NamedTempFile::new_in(&self.dir).map_err(|e| e.to_string())?;
-        temp.write_all(&self.header(hash, &compiled))
-            .and_then(|()| temp.write_all(&compiled))
+        temp.write_all(&compiled)
+            .and_then(|()| temp.write_all(&self.check(hash, &compiled)))
             .map_err(|e| e.to_string())?;
         temp.persist(self.entry(hash)).map_err(|e| e.to_string())?;
         Ok(())
     }
 
-    fn header(&self, hash: &ContentHash, compiled: &[u8]) -> Vec<u8> {
-        let mut header = Vec::with_capacity(HEADER_LEN);
-        header.extend_from_slice(MAGIC);
-        header.extend_from_slice(&hash.0);
-        header.extend_from_slice(&self.engine.to_le_bytes());
-        header.extend_from_slice(&Sha256::digest(compiled));
-        header
+    /// The check that ends the entry of `compiled`, the compile of `hash`.
+    fn check(&self, hash: &ContentHash, compiled: &[u8]) -> Vec<u8> {
+        let mut check = Vec::with_capacity(CHECK_LEN);
+        check.extend_from_slice(MAGIC);
+        check.extend_from_slice(&hash.0);
+        check.extend_from_slice(&self.engine.to_le_bytes());
+        check.extend_from_slice(&Sha256::digest(compiled));
+        check
     }
 }
 
@@ -218,6 +239,12 @@ mod tests {
         (root, engine, cache, hash)
     }
 
+    /// What the checks say of the entry of `hash` as it is on disk.
+    fn checked(cache: &CompiledCache, engine: &Engine, hash: &ContentHash) -> Result<(), BadEntry> {
+        let file = std::fs::File::open(cache.entry(hash)).unwrap();
+        cache.open(engine, hash, file).map(drop)
+    }
+
     /// What `get` says of the entry after `damage`, and whether the entry is gone.
     fn after(
         damage: impl FnOnce(&CompiledCache, &ContentHash, &mut Vec<u8>),
@@ -226,7 +253,7 @@ mod tests {
         let mut bytes = std::fs::read(cache.entry(&hash)).unwrap();
         damage(&cache, &hash, &mut bytes);
         std::fs::write(cache.entry(&hash), &bytes).unwrap();
-        let checked = cache.open(&engine, &hash, &bytes).map(drop);
+        let checked = checked(&cache, &engine, &hash);
         assert_eq!(cache.get(&engine, &hash).is_some(), checked.is_ok());
         (checked, cache.entry(&hash).exists())
     }
@@ -242,11 +269,12 @@ mod tests {
     fn every_flipped_byte_of_the_compiled_code_is_caught_before_loading() {
         let (_root, engine, cache, hash) = cache_with("(component (core module))");
         let good = std::fs::read(cache.entry(&hash)).unwrap();
-        for at in (HEADER_LEN..good.len()).step_by(7) {
+        for at in (0..good.len() - CHECK_LEN).step_by(7) {
             let mut bad = good.clone();
             bad[at] ^= 0x5a;
+            std::fs::write(cache.entry(&hash), &bad).unwrap();
             assert_eq!(
-                cache.open(&engine, &hash, &bad).map(drop),
+                checked(&cache, &engine, &hash),
                 Err(BadEntry::Corrupted),
                 "byte {at}"
             );
@@ -256,7 +284,7 @@ mod tests {
     #[test]
     fn a_corrupted_entry_is_dropped() {
         let (checked, exists) = after(|_, _, bytes| {
-            let at = bytes.len() - 3;
+            let at = bytes.len() - CHECK_LEN - 3;
             bytes[at] ^= 1;
         });
         assert_eq!(checked, Err(BadEntry::Corrupted));
@@ -265,10 +293,13 @@ mod tests {
 
     #[test]
     fn a_truncated_entry_is_dropped() {
-        let (checked, exists) = after(|_, _, bytes| bytes.truncate(HEADER_LEN - 1));
-        assert_eq!(checked, Err(BadEntry::Truncated(HEADER_LEN - 1)));
+        let (checked, exists) = after(|_, _, bytes| bytes.truncate(CHECK_LEN - 1));
+        assert_eq!(checked, Err(BadEntry::Truncated(CHECK_LEN - 1)));
         assert!(!exists);
-        let (checked, _) = after(|_, _, bytes| bytes.truncate(HEADER_LEN + 10));
+        // Compiled bytes lost before an intact check.
+        let (checked, _) = after(|_, _, bytes| {
+            bytes.drain(..10);
+        });
         assert_eq!(checked, Err(BadEntry::Corrupted));
     }
 
@@ -279,9 +310,15 @@ mod tests {
         });
         assert_eq!(checked, Err(BadEntry::Foreign));
         assert!(!exists);
-        // The layout before headers: wasmtime's serialized bytes alone.
+        // The layouts before this one: wasmtime's serialized bytes alone, or
+        // with the check in front.
         let (checked, _) = after(|_, _, bytes| {
-            bytes.drain(..HEADER_LEN);
+            bytes.truncate(bytes.len() - CHECK_LEN);
+        });
+        assert_eq!(checked, Err(BadEntry::Foreign));
+        let (checked, _) = after(|_, _, bytes| {
+            let check = bytes.split_off(bytes.len() - CHECK_LEN);
+            bytes.splice(0..0, check);
         });
         assert_eq!(checked, Err(BadEntry::Foreign));
     }
@@ -302,10 +339,7 @@ mod tests {
         );
         std::fs::write(&echo_path, &b).unwrap();
         std::fs::write(&calc_path, &a).unwrap();
-        assert_eq!(
-            cache.open(&engine, &echo, &b).map(drop),
-            Err(BadEntry::OtherSource)
-        );
+        assert_eq!(checked(&cache, &engine, &echo), Err(BadEntry::OtherSource));
         assert!(cache.get(&engine, &echo).is_none());
         assert!(cache.get(&engine, &calc).is_none());
         assert!(!echo_path.exists() && !calc_path.exists());
@@ -313,7 +347,10 @@ mod tests {
 
     #[test]
     fn an_entry_of_another_engine_is_not_loaded() {
-        let (checked, exists) = after(|_, _, bytes| bytes[MAGIC.len() + 32] ^= 0xff);
+        let (checked, exists) = after(|_, _, bytes| {
+            let at = bytes.len() - CHECK_LEN + MAGIC.len() + 32;
+            bytes[at] ^= 0xff;
+        });
         assert_eq!(checked, Err(BadEntry::OtherEngine));
         assert!(!exists);
     }
