@@ -28,6 +28,10 @@ pub enum FileError {
     DuplicateName { name: String, taken_by: PathBuf },
     #[error("reading the file failed: {0}")]
     Read(#[from] std::io::Error),
+    #[error("it is not a regular file")]
+    NotAFile,
+    #[error("it is a symlink that leads to no file: {0}")]
+    BrokenSymlink(std::io::Error),
     #[error(transparent)]
     Manifest(#[from] ManifestError),
     #[error(transparent)]
@@ -111,6 +115,16 @@ impl PluginFolder {
         &self.dir
     }
 
+    /// How many plugins are loaded.
+    pub fn len(&self) -> usize {
+        self.loaded.len()
+    }
+
+    /// Whether no plugin is loaded.
+    pub fn is_empty(&self) -> bool {
+        self.loaded.is_empty()
+    }
+
     /// The current plugins as a tool set.
     pub fn tool_set(&self) -> ToolSet {
         ToolSet::with_naming(
@@ -128,6 +142,15 @@ impl PluginFolder {
         let mut claimed: BTreeMap<String, PathBuf> = BTreeMap::new();
         let mut jobs = Vec::new();
         for path in component_files(&self.dir)? {
+            let modified = match regular_file(&path) {
+                Ok(Some(modified)) => modified,
+                // Deleted since the folder was listed.
+                Ok(None) => continue,
+                Err(error) => {
+                    self.report_once(&path, &error);
+                    continue;
+                }
+            };
             let stem = path.file_stem().unwrap_or_default().to_string_lossy();
             let name = match naming::plugin_name(&stem) {
                 Ok(name) => name,
@@ -146,10 +169,8 @@ impl PluginFolder {
             }
             claimed.insert(name.clone(), path.clone());
 
-            let modified = std::fs::metadata(&path)
-                .and_then(|m| m.modified())
-                .unwrap_or(SystemTime::UNIX_EPOCH);
-            if !settled.settled(&path, modified) {
+            let manifest_path = manifest::manifest_path(&path);
+            if !settled.settled(&path, modified) || !manifest_settled(settled, &manifest_path) {
                 report.deferred.push(path);
                 continue;
             }
@@ -162,12 +183,15 @@ impl PluginFolder {
                     continue;
                 }
             };
-            let manifest_path = manifest::manifest_path(&path);
+            // Read once: the fingerprint and the settings come from the same bytes.
+            let manifest = manifest::read(&manifest_path);
             let fingerprint = Fingerprint {
                 component: ContentHash::of(&bytes),
-                manifest: std::fs::read(&manifest_path)
-                    .ok()
-                    .map(|text| ContentHash::of(&text)),
+                manifest: match &manifest {
+                    Ok(None) => ManifestPrint::Absent,
+                    Ok(Some(text)) => ManifestPrint::Bytes(ContentHash::of(text)),
+                    Err(_) => ManifestPrint::Unreadable,
+                },
             };
             let unchanged = self
                 .loaded
@@ -178,7 +202,12 @@ impl PluginFolder {
             }
             let runtime = self.runtime.clone();
             jobs.push(async move {
-                let result = load_file(&runtime, &name, &manifest_path, bytes).await;
+                let result = match manifest {
+                    Ok(manifest) => {
+                        load_file(&runtime, &name, &manifest_path, manifest.as_deref(), bytes).await
+                    }
+                    Err(error) => Err(error.into()),
+                };
                 (name, path, fingerprint, result)
             });
         }
@@ -229,7 +258,9 @@ impl PluginFolder {
             }
             report.removed.push(name);
         }
-        self.failed.retain(|path, _| path.exists());
+        // `symlink_metadata`: a symlink loop is still there, and still reported.
+        self.failed
+            .retain(|path, _| std::fs::symlink_metadata(path).is_ok());
         Ok(report)
     }
 
@@ -241,8 +272,8 @@ impl PluginFolder {
     }
 }
 
-/// The `.wasm` files directly inside `dir`, sorted by file name so that load order
-/// (and who wins a name clash) never depends on the file system.
+/// The `.wasm` entries directly inside `dir`, sorted by file name so that load
+/// order (and who wins a name clash) never depends on the file system.
 pub fn component_files(dir: &Path) -> Result<Vec<PathBuf>, FolderError> {
     let entries = std::fs::read_dir(dir).map_err(|source| FolderError {
         path: dir.to_path_buf(),
@@ -251,28 +282,71 @@ pub fn component_files(dir: &Path) -> Result<Vec<PathBuf>, FolderError> {
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "wasm") && path.is_file())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "wasm"))
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// When the regular file at `path` (symlinks followed) was last modified;
+/// `None` if nothing is there any more. A directory, a device or a pipe
+/// (reading it could block for ever), a dangling symlink or a symlink loop is
+/// an error.
+fn regular_file(path: &Path) -> Result<Option<SystemTime>, FileError> {
+    match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_file() => {
+            Ok(Some(metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
+        }
+        Ok(_) => Err(FileError::NotAFile),
+        Err(error) if std::fs::symlink_metadata(path).is_err() => {
+            tracing::debug!(file = %path.display(), "gone since the folder was listed: {error}");
+            Ok(None)
+        }
+        Err(error) => Err(FileError::BrokenSymlink(error)),
+    }
+}
+
+/// Whether the manifest at `path`, if there is one, is complete enough to read.
+fn manifest_settled(settled: &dyn Settled, path: &Path) -> bool {
+    match std::fs::metadata(path).and_then(|m| m.modified()) {
+        Ok(modified) => settled.settled(path, modified),
+        // None (the plugin loads without one), or an error reading it reports.
+        Err(_) => true,
+    }
 }
 
 /// Identifies one version of a plugin: its component bytes and its manifest's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Fingerprint {
     component: ContentHash,
-    manifest: Option<ContentHash>,
+    manifest: ManifestPrint,
 }
 
-/// Loads one component with its manifest; a manifest that is present but invalid
+/// What the manifest beside a component was when it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ManifestPrint {
+    Absent,
+    Bytes(ContentHash),
+    /// There, but it could not be read (so the plugin did not load).
+    Unreadable,
+}
+
+/// Loads one component with its manifest (`manifest`: the bytes read from
+/// `manifest_path`, if there is one); a manifest that is present but invalid
 /// keeps the plugin from loading.
 async fn load_file(
     runtime: &Runtime,
     name: &str,
     manifest_path: &Path,
+    manifest: Option<&[u8]>,
     bytes: Vec<u8>,
 ) -> Result<(Plugin, Naming), FileError> {
-    let resolved = manifest::load(manifest_path, runtime.limits(), runtime.ceilings())?;
+    let resolved = manifest::resolve_bytes(
+        manifest_path,
+        manifest,
+        runtime.limits(),
+        runtime.ceilings(),
+    )?;
     let naming = if resolved.prefix_names {
         Naming::Prefixed
     } else {

@@ -150,23 +150,47 @@ pub fn load(
     defaults: &CallLimits,
     ceilings: &Ceilings,
 ) -> Result<Resolved, ManifestError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Resolved {
-                limits: defaults.clone(),
-                grants: Grants::default(),
-                prefix_names: true,
-            });
-        }
-        Err(source) => {
-            return Err(ManifestError::Read {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
+    resolve_bytes(path, read(path)?.as_deref(), defaults, ceilings)
+}
+
+/// The bytes of the manifest at `path`, or `None` if there is none. A caller
+/// that fingerprints a manifest reads it once with this and resolves the same
+/// bytes, so an edit between two reads cannot pair one version's fingerprint
+/// with another's settings.
+pub fn read(path: &Path) -> Result<Option<Vec<u8>>, ManifestError> {
+    match std::fs::read(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ManifestError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Resolves the manifest `bytes` read from `path` (`None`: there is none, so
+/// `defaults` and no grants).
+pub fn resolve_bytes(
+    path: &Path,
+    bytes: Option<&[u8]>,
+    defaults: &CallLimits,
+    ceilings: &Ceilings,
+) -> Result<Resolved, ManifestError> {
+    let Some(bytes) = bytes else {
+        return Ok(Resolved {
+            limits: defaults.clone(),
+            grants: Grants::default(),
+            prefix_names: true,
+        });
     };
-    let manifest = parse(path, &text)?;
+    let text = std::str::from_utf8(bytes).map_err(|_| ManifestError::Read {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        ),
+    })?;
+    let manifest = parse(path, text)?;
     let folder = path.parent().unwrap_or(Path::new("."));
     resolve(&manifest, folder, defaults, ceilings, |name| {
         std::env::var(name).ok()

@@ -7,19 +7,29 @@
 //! if the listing changed. A file still being written is deferred: it counts as
 //! complete once its writer closed it or renamed it into place, or once it has
 //! not changed for [`SETTLE`].
+//!
+//! The watch follows the path, not the folder ([`folder`]): a folder deleted
+//! and made again, moved away and replaced, or swapped for a symlink is
+//! watched anew and scanned whole. While the path names no folder, the plugins
+//! loaded from it keep serving (a deploy that swaps the folder should not take
+//! the tools away meanwhile); deleting the files themselves removes them.
 
-use std::collections::HashMap;
+mod file_states;
+mod folder;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
-use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use notify::Event;
 use tokio::sync::mpsc;
 
-use crate::loader::{PluginFolder, Settled};
+use crate::loader::PluginFolder;
 use crate::metrics::Metrics;
 use crate::registry::Registry;
+use file_states::{FileStates, relevant};
+pub use folder::FOLDER_CHECK;
+use folder::{FolderChange, WatchedFolder};
 
 /// Quiet time that ends a burst of events.
 pub const DEBOUNCE: Duration = Duration::from_millis(15);
@@ -34,95 +44,32 @@ pub struct WatchError {
     source: notify::Error,
 }
 
-/// The last thing seen happen to a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LastEvent {
-    /// Written to and not yet closed.
-    Writing,
-    /// Closed after writing, or renamed into place: complete.
-    Complete,
-}
-
-/// What the watcher knows about files in flux.
-#[derive(Default)]
-struct FileStates(HashMap<PathBuf, LastEvent>);
-
-impl FileStates {
-    fn record(&mut self, event: &Event) {
-        let state = match event.kind {
-            EventKind::Access(AccessKind::Close(AccessMode::Write)) => LastEvent::Complete,
-            EventKind::Modify(ModifyKind::Name(RenameMode::To | RenameMode::Both)) => {
-                // For `Both`, paths are [from, to]: only the destination is complete.
-                if let Some(to) = event.paths.last() {
-                    self.0.insert(to.clone(), LastEvent::Complete);
-                }
-                return;
-            }
-            EventKind::Create(_) | EventKind::Modify(_) => LastEvent::Writing,
-            EventKind::Remove(_) => {
-                for path in &event.paths {
-                    self.0.remove(path);
-                }
-                return;
-            }
-            _ => return,
-        };
-        for path in &event.paths {
-            self.0.insert(path.clone(), state);
-        }
-    }
-}
-
-impl Settled for FileStates {
-    fn settled(&self, path: &Path, modified: SystemTime) -> bool {
-        match self.0.get(path) {
-            Some(LastEvent::Complete) => true,
-            // Being written, or never seen (present before the watch, or events
-            // lost): trust it once it has been still for a while.
-            Some(LastEvent::Writing) | None => {
-                modified.elapsed().map(|age| age >= SETTLE).unwrap_or(true)
-            }
-        }
-    }
-}
-
-/// Whether an event can change what the folder serves.
-fn relevant(event: &Event) -> bool {
-    let kind_matters = match event.kind {
-        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
-        EventKind::Access(_) | EventKind::Other => false,
-        _ => true,
-    };
-    kind_matters
-        && event.paths.iter().any(|path| {
-            path.extension()
-                .is_some_and(|ext| ext == "wasm" || ext == "toml")
-        })
-}
-
 /// A watch on the plugin folder, started before the first scan so that nothing
 /// written meanwhile is missed.
 pub struct FolderWatch {
-    watcher: RecommendedWatcher,
+    folder: WatchedFolder,
     events: mpsc::UnboundedReceiver<notify::Result<Event>>,
+}
+
+/// What woke the reload task.
+enum Wake {
+    Event(notify::Result<Event>),
+    /// A deferred file's turn.
+    Recheck,
+    /// Time to check the path names the folder watched.
+    FolderCheck,
+    /// The watch is gone for good (the process is ending).
+    Closed,
 }
 
 impl FolderWatch {
     /// Starts receiving events for the files directly inside `dir`.
     pub fn start(dir: &Path) -> Result<Self, WatchError> {
-        let error = |source| WatchError {
-            path: dir.to_path_buf(),
-            source,
-        };
         let (tx, events) = mpsc::unbounded_channel();
-        let mut watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
-            let _ = tx.send(event);
+        Ok(Self {
+            folder: WatchedFolder::start(dir, tx)?,
+            events,
         })
-        .map_err(error)?;
-        watcher
-            .watch(dir, RecursiveMode::NonRecursive)
-            .map_err(error)?;
-        Ok(Self { watcher, events })
     }
 
     /// Keeps the registry in step with `folder` until the process ends.
@@ -135,35 +82,49 @@ impl FolderWatch {
         tokio::spawn(self.run(folder, registry, metrics))
     }
 
-    async fn run(self, mut folder: PluginFolder, registry: Arc<Registry>, metrics: Arc<Metrics>) {
-        // Owned by the task: dropping the watcher would stop the events.
+    async fn run(self, mut plugins: PluginFolder, registry: Arc<Registry>, metrics: Arc<Metrics>) {
+        // Owned by the task: dropping the watch would stop the events.
         let Self {
-            watcher: _watcher,
+            mut folder,
             mut events,
         } = self;
         let mut states = FileStates::default();
         let mut recheck: Option<Instant> = None;
+        let mut checks = tokio::time::interval(FOLDER_CHECK);
+        checks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut presence = Presence::default();
+        let mut last_error: Option<String> = None;
         loop {
-            // Wait for the first event of a burst, or for a deferred file's turn.
-            let first = match recheck {
-                Some(at) => tokio::select! {
-                    event = events.recv() => Some(event),
-                    _ = tokio::time::sleep_until(at.into()) => None,
-                },
-                None => Some(events.recv().await),
+            // Wait for the first event of a burst, a deferred file's turn, or
+            // the next look at the path.
+            let wake = tokio::select! {
+                event = events.recv() => event.map_or(Wake::Closed, Wake::Event),
+                _ = sleep_until(recheck) => Wake::Recheck,
+                _ = checks.tick() => Wake::FolderCheck,
             };
-            let mut dirty = first.is_none();
-            match first {
-                Some(None) => return,
-                Some(Some(event)) => dirty |= note(&mut states, event),
-                None => {}
+            let mut dirty = matches!(wake, Wake::Recheck);
+            match wake {
+                Wake::Closed => return,
+                Wake::Event(event) => {
+                    dirty |= note(&mut states, event);
+                    // Let the burst go quiet.
+                    loop {
+                        match tokio::time::timeout(DEBOUNCE, events.recv()).await {
+                            Ok(Some(event)) => dirty |= note(&mut states, event),
+                            Ok(None) => return,
+                            Err(_) => break,
+                        }
+                    }
+                }
+                Wake::Recheck | Wake::FolderCheck => {}
             }
-            // Let the burst go quiet.
-            loop {
-                match tokio::time::timeout(DEBOUNCE, events.recv()).await {
-                    Ok(Some(event)) => dirty |= note(&mut states, event),
-                    Ok(None) => return,
-                    Err(_) => break,
+            match presence.update(folder.check(), &plugins) {
+                Look::Skip => continue,
+                Look::AsBefore => {}
+                Look::Arrived => {
+                    // What was seen of the old folder's files says nothing of these.
+                    states.clear();
+                    dirty = true;
                 }
             }
             if !dirty {
@@ -171,13 +132,14 @@ impl FolderWatch {
             }
             recheck = None;
             let started = Instant::now();
-            match folder.scan(&states).await {
+            match plugins.scan(&states).await {
                 Ok(report) => {
+                    last_error = None;
                     if !report.deferred.is_empty() {
                         recheck = Some(Instant::now() + DEBOUNCE.max(SETTLE / 3));
                     }
                     if report.changed() {
-                        let set = folder.tool_set();
+                        let set = plugins.tool_set();
                         metrics.record_reload();
                         metrics.set_plugins_loaded(set.plugins().len());
                         let changes = registry.replace(set);
@@ -191,9 +153,78 @@ impl FolderWatch {
                         );
                     }
                 }
-                Err(error) => tracing::error!("{error}"),
+                Err(error) => {
+                    // Gone or swapped while it was read: say so, and scan the new one.
+                    match presence.update(folder.check(), &plugins) {
+                        Look::AsBefore => {}
+                        Look::Skip => continue,
+                        Look::Arrived => {
+                            states.clear();
+                            recheck = Some(Instant::now());
+                            continue;
+                        }
+                    }
+                    let error = error.to_string();
+                    if last_error.as_ref() != Some(&error) {
+                        tracing::error!("{error}; the plugins loaded keep serving");
+                        last_error = Some(error);
+                    }
+                }
             }
         }
+    }
+}
+
+/// Whether the path names a folder, as the reload task last saw it.
+#[derive(Default)]
+struct Presence {
+    gone: bool,
+}
+
+/// What to do after a look at the path.
+enum Look {
+    /// Same folder as before: scan if events call for it.
+    AsBefore,
+    /// No folder there: nothing to scan.
+    Skip,
+    /// A folder other than the one before (back, or swapped in): scan it whole.
+    Arrived,
+}
+
+impl Presence {
+    /// Takes in what a check of the path found; logs each change once.
+    fn update(&mut self, change: FolderChange, plugins: &PluginFolder) -> Look {
+        match change {
+            FolderChange::Same if self.gone => Look::Skip,
+            FolderChange::Same => Look::AsBefore,
+            FolderChange::Gone => {
+                if !self.gone {
+                    tracing::warn!(
+                        dir = %plugins.dir().display(),
+                        plugins = plugins.len(),
+                        "the plugin folder is gone; the plugins loaded from it keep serving until a folder is there again"
+                    );
+                    self.gone = true;
+                }
+                Look::Skip
+            }
+            FolderChange::Arrived => {
+                tracing::info!(
+                    dir = %plugins.dir().display(),
+                    "a plugin folder is there again (or another took its place); loading what it holds"
+                );
+                self.gone = false;
+                Look::Arrived
+            }
+        }
+    }
+}
+
+/// Sleeps until `at`, or forever without it.
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -202,6 +233,12 @@ fn note(states: &mut FileStates, event: notify::Result<Event>) -> bool {
     match event {
         Ok(event) => {
             tracing::trace!(?event, "file event");
+            if event.need_rescan() {
+                tracing::warn!(
+                    "file events were lost (too many at once); rescanning the plugin folder"
+                );
+                states.clear();
+            }
             states.record(&event);
             relevant(&event)
         }
@@ -209,66 +246,5 @@ fn note(states: &mut FileStates, event: notify::Result<Event>) -> bool {
             tracing::warn!("file watching reported an error: {error}; rescanning");
             true
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use notify::event::{CreateKind, DataChange, RemoveKind};
-
-    fn event(kind: EventKind, paths: &[&str]) -> Event {
-        let mut event = Event::new(kind);
-        for path in paths {
-            event = event.add_path(PathBuf::from(path));
-        }
-        event
-    }
-
-    #[test]
-    fn a_file_is_complete_when_closed_or_renamed_in() {
-        let mut states = FileStates::default();
-        let now = SystemTime::now();
-        states.record(&event(EventKind::Create(CreateKind::File), &["/p/a.wasm"]));
-        states.record(&event(
-            EventKind::Modify(ModifyKind::Data(DataChange::Content)),
-            &["/p/a.wasm"],
-        ));
-        assert!(!states.settled(Path::new("/p/a.wasm"), now));
-        states.record(&event(
-            EventKind::Access(AccessKind::Close(AccessMode::Write)),
-            &["/p/a.wasm"],
-        ));
-        assert!(states.settled(Path::new("/p/a.wasm"), now));
-
-        states.record(&event(
-            EventKind::Modify(ModifyKind::Name(RenameMode::Both)),
-            &["/p/.tmp", "/p/b.wasm"],
-        ));
-        assert!(states.settled(Path::new("/p/b.wasm"), now));
-        assert!(!states.settled(Path::new("/p/.tmp"), now));
-
-        states.record(&event(EventKind::Remove(RemoveKind::File), &["/p/b.wasm"]));
-        assert!(!states.settled(Path::new("/p/b.wasm"), now));
-    }
-
-    #[test]
-    fn an_unseen_file_settles_with_age() {
-        let states = FileStates::default();
-        let old = SystemTime::now() - SETTLE * 2;
-        assert!(states.settled(Path::new("/p/x.wasm"), old));
-        assert!(!states.settled(Path::new("/p/x.wasm"), SystemTime::now()));
-    }
-
-    #[test]
-    fn only_plugin_files_matter() {
-        let write = EventKind::Modify(ModifyKind::Data(DataChange::Content));
-        assert!(relevant(&event(write, &["/p/a.wasm"])));
-        assert!(relevant(&event(write, &["/p/a.toml"])));
-        assert!(!relevant(&event(write, &["/p/notes.txt"])));
-        assert!(!relevant(&event(
-            EventKind::Access(AccessKind::Read),
-            &["/p/a.wasm"]
-        )));
     }
 }

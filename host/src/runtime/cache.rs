@@ -15,6 +15,7 @@
 //! compiled afresh. The check comes last so that wasmtime can map the file as
 //! it is (its parser ignores what follows its object) instead of copying it.
 
+use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -65,6 +66,10 @@ enum BadEntry {
     #[error("wasmtime refused it: {0}")]
     Refused(String),
 }
+
+/// Cache roots a write failed in, so a read-only or full cache is reported
+/// once per process, not at every compile of every engine that shares it.
+static UNWRITABLE: std::sync::Mutex<BTreeSet<PathBuf>> = std::sync::Mutex::new(BTreeSet::new());
 
 /// A folder of precompiled components for one engine configuration.
 #[derive(Debug, Clone)]
@@ -180,10 +185,25 @@ impl CompiledCache {
     }
 
     /// Stores a compiled component. Failing to write (a read-only or full disk)
-    /// only costs a later recompile, so errors are logged, not returned.
+    /// only costs a later recompile, so errors are logged, not returned: once
+    /// when the cache stops taking entries, once when it takes them again.
     pub fn put(&self, hash: &ContentHash, component: &Component) {
-        if let Err(error) = self.try_put(hash, component) {
-            tracing::warn!(dir = %self.dir.display(), "could not write the compile cache: {error}");
+        let result = self.try_put(hash, component);
+        let root = self.dir.parent().unwrap_or(&self.dir);
+        let mut unwritable = UNWRITABLE.lock().unwrap_or_else(|e| e.into_inner());
+        match result {
+            Ok(()) => {
+                if unwritable.remove(root) {
+                    tracing::info!(dir = %root.display(), "the compile cache takes entries again");
+                }
+            }
+            Err(error) if unwritable.insert(root.to_path_buf()) => tracing::warn!(
+                dir = %root.display(),
+                "the compile cache is not writable ({error}); compiling in memory, and not saying so again until it is"
+            ),
+            Err(error) => {
+                tracing::debug!(dir = %root.display(), "the compile cache is still not writable: {error}")
+            }
         }
     }
 
@@ -353,6 +373,26 @@ mod tests {
         });
         assert_eq!(checked, Err(BadEntry::OtherEngine));
         assert!(!exists);
+    }
+
+    #[test]
+    fn an_unwritable_cache_is_reported_once_until_it_works_again() {
+        let root = tempfile::tempdir().unwrap();
+        let engine = Engine::default();
+        let cache = CompiledCache::new(root.path(), &engine);
+        let component = Component::new(&engine, "(component)").unwrap();
+        let hash = ContentHash::of(b"(component)");
+        let reported = || UNWRITABLE.lock().unwrap().contains(root.path());
+        // Where the cache's folder should be, a file: nothing can be written.
+        std::fs::write(&cache.dir, b"in the way").unwrap();
+        cache.put(&hash, &component);
+        assert!(reported());
+        cache.put(&hash, &component);
+        assert!(cache.get(&engine, &hash).is_none());
+        std::fs::remove_file(&cache.dir).unwrap();
+        cache.put(&hash, &component);
+        assert!(!reported(), "a write that works again ends the report");
+        assert!(cache.get(&engine, &hash).is_some());
     }
 
     #[test]
