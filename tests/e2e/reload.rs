@@ -72,13 +72,13 @@ fn is_legacy_change(message: &Value) -> bool {
 }
 
 /// Writes `bytes` to a temporary name, then renames it over `to`.
-fn replace_atomically(to: &Path, bytes: &[u8]) {
+pub(crate) fn replace_atomically(to: &Path, bytes: &[u8]) {
     let temp = to.with_extension("partial");
     std::fs::write(&temp, bytes).unwrap();
     std::fs::rename(&temp, to).unwrap();
 }
 
-fn read_plugin(name: &str) -> Vec<u8> {
+pub(crate) fn read_plugin(name: &str) -> Vec<u8> {
     std::fs::read(plugin_file(name)).unwrap()
 }
 
