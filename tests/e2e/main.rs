@@ -23,3 +23,4 @@ mod protocol_errors;
 mod reload;
 mod resources;
 mod sandbox;
+mod stdio_ids;
