@@ -7,6 +7,7 @@
 pub mod client_input;
 pub mod docs;
 pub mod http;
+pub mod jsonrpc_id;
 pub mod loader;
 pub mod manifest;
 pub mod metrics;

@@ -6,12 +6,16 @@
 //! itself: malformed lines get `-32700`/`-32600`/`-32602` replies, responses and
 //! early notifications are dropped with a log line, and only well-formed client
 //! messages reach rmcp. Everything written to stdout goes through one writer task,
-//! so lines never interleave.
+//! so lines never interleave. Requests are screened against the connection too:
+//! an id already in flight or a late `initialize` is refused here, because
+//! rmcp would lose an answer or change the connection's era.
 //!
 //! Here is [`LineTransport`], rmcp's [`Transport`] over a reader and a writer;
 //! the rooms beside it:
 //! - `lines`: framing, reading lines with a length cap and writing answers;
 //! - `screen`: the verdict on each line (reply, drop, or hand to rmcp);
+//! - `in_flight`: the ids of requests rmcp is serving (no duplicates);
+//! - `lifecycle`: how the connection started (`initialize` or stateless);
 //! - `busy_poll`: polling stdin for a moment before the stdio thread sleeps.
 
 use rmcp::RoleServer;
@@ -25,6 +29,8 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufRead, AsyncWrite};
 
 mod busy_poll;
+mod in_flight;
+mod lifecycle;
 mod lines;
 mod screen;
 
@@ -32,6 +38,8 @@ pub use busy_poll::{BusyPoll, DEFAULT_BUSY_POLL_US};
 pub use lines::DEFAULT_MAX_LINE_BYTES;
 pub use screen::well_formed_request;
 
+use in_flight::InFlight;
+use lifecycle::Lifecycle;
 use lines::{Line, LineReader, LineWriter};
 
 /// A screened JSON-RPC stream over any reader and writer (stdin/stdout in
@@ -42,8 +50,11 @@ pub struct LineTransport<R> {
     /// Ids of requests Wharf sent to a legacy client (elicitation, sampling,
     /// roots) and awaits; only responses to these reach rmcp.
     awaited: Arc<Mutex<HashSet<RequestId>>>,
-    /// Whether rmcp has left its pre-lifecycle loop, where a notification is fatal.
-    started: bool,
+    /// Ids of the client's requests that rmcp serves and has not answered.
+    in_flight: InFlight,
+    /// The lifecycle rmcp's main loop runs, once it has left its pre-lifecycle
+    /// loop (where a notification is fatal).
+    lifecycle: Option<Lifecycle>,
     supported: &'static [ProtocolVersion],
 }
 
@@ -59,7 +70,8 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> LineTransport<R> {
             reader: LineReader::new(reader, max_line_bytes),
             out: LineWriter::spawn(writer),
             awaited: Arc::default(),
-            started: false,
+            in_flight: InFlight::default(),
+            lifecycle: None,
             supported,
         }
     }
@@ -80,11 +92,21 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Transport<RoleServer> for LineTra
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        if let ServerJsonRpcMessage::Request(request) = &item {
-            self.awaited
-                .lock()
-                .expect("awaited lock")
-                .insert(request.id.clone());
+        match &item {
+            ServerJsonRpcMessage::Request(request) => {
+                self.awaited
+                    .lock()
+                    .expect("awaited lock")
+                    .insert(request.id.clone());
+            }
+            // Every answer rmcp gives passes here; the id is free again.
+            ServerJsonRpcMessage::Response(response) => self.in_flight.end(&response.id),
+            ServerJsonRpcMessage::Error(error) => {
+                if let Some(id) = &error.id {
+                    self.in_flight.end(id);
+                }
+            }
+            ServerJsonRpcMessage::Notification(_) => {}
         }
         // Serialised and queued now, so messages keep the order rmcp sent them in.
         std::future::ready(self.out.queue(&item))
@@ -98,7 +120,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Transport<RoleServer> for LineTra
                         return Some(message);
                     }
                 }
-                Ok(Some(Line::TooLong)) => self.reply(ServerJsonRpcMessage::error(
+                Ok(Some(Line::TooLong { start })) => self.reply(ServerJsonRpcMessage::error(
                     ErrorData::invalid_request(
                         format!(
                             "Invalid Request: message longer than {} bytes",
@@ -106,7 +128,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Transport<RoleServer> for LineTra
                         ),
                         None,
                     ),
-                    None,
+                    crate::jsonrpc_id::recover(&start),
                 )),
                 Ok(None) => return None,
                 Err(error) => {

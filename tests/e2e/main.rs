@@ -24,3 +24,4 @@ mod protocol_errors;
 mod reload;
 mod resources;
 mod sandbox;
+mod stdio_ids;

@@ -11,10 +11,14 @@ fn error_without_id(wharf: &mut Wharf) -> Value {
 #[test]
 fn malformed_json_is_a_parse_error() {
     let mut wharf = Wharf::start(&["echo"], &[]);
-    wharf.send_raw(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ");
+    wharf.send_raw(b"{\"jsonrpc\": \"2.0\", \"method\": ");
     let error = error_without_id(&mut wharf);
     assert_eq!(error["error"]["code"], -32700);
     assert!(error.get("id").is_none());
+    // An id that can be read is answered (more in stdio_ids.rs).
+    wharf.send_raw(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ");
+    let error = wharf.response(&json!(1));
+    assert_eq!(error["error"]["code"], -32700);
     wharf.send_raw(b"\xff\xfe not utf-8");
     assert_eq!(error_without_id(&mut wharf)["error"]["code"], -32700);
     still_serving(&mut wharf, 2);

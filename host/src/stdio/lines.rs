@@ -12,10 +12,18 @@ use tokio::sync::mpsc;
 /// Largest accepted message; a longer line is discarded and answered with `-32600`.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
 
+/// How much of an over-long line is kept, to read its request's id from
+/// (an `id` is near the start in every client seen; one further on is not
+/// read, and the answer then has no `id`).
+pub(super) const KEPT_OF_TOO_LONG: usize = 4096;
+
 /// One line read from the input.
 pub(super) enum Line {
     Complete(Vec<u8>),
-    TooLong,
+    /// A line over the cap, discarded but for its first bytes.
+    TooLong {
+        start: Vec<u8>,
+    },
 }
 
 /// Reads `\n`-terminated lines with a length cap, without requiring UTF-8 (bad
@@ -45,7 +53,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 // End of input: a last line without a newline still counts.
                 if self.discarding {
                     self.discarding = false;
-                    return Ok(Some(Line::TooLong));
+                    return Ok(Some(self.too_long()));
                 }
                 if self.pending.is_empty() {
                     return Ok(None);
@@ -57,18 +65,22 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 None => (buf, false),
             };
             let used = chunk.len() + usize::from(newline);
-            if !self.discarding {
-                if self.pending.len() + chunk.len() > self.max {
-                    self.discarding = true;
-                    self.pending = Vec::new();
-                } else {
-                    self.pending.extend_from_slice(chunk);
-                }
+            if !self.discarding && self.pending.len() + chunk.len() > self.max {
+                self.discarding = true;
+                self.pending.truncate(KEPT_OF_TOO_LONG);
+                self.pending.shrink_to_fit();
+            }
+            if self.discarding {
+                let room = KEPT_OF_TOO_LONG.saturating_sub(self.pending.len());
+                self.pending
+                    .extend_from_slice(&chunk[..room.min(chunk.len())]);
+            } else {
+                self.pending.extend_from_slice(chunk);
             }
             self.inner.consume(used);
             if newline {
                 if std::mem::take(&mut self.discarding) {
-                    return Ok(Some(Line::TooLong));
+                    return Ok(Some(self.too_long()));
                 }
                 let mut line = std::mem::take(&mut self.pending);
                 if line.last() == Some(&b'\r') {
@@ -76,6 +88,15 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 }
                 return Ok(Some(Line::Complete(line)));
             }
+        }
+    }
+}
+
+impl<R> LineReader<R> {
+    /// The over-long line just discarded, with the start that was kept.
+    fn too_long(&mut self) -> Line {
+        Line::TooLong {
+            start: std::mem::take(&mut self.pending),
         }
     }
 }
@@ -138,12 +159,31 @@ mod tests {
         let mut reader = LineReader::new(input, 8);
         assert!(matches!(
             reader.next_line().await.unwrap(),
-            Some(Line::TooLong)
+            Some(Line::TooLong { start }) if start == b"12345678901"
         ));
         assert!(matches!(reader.next_line().await.unwrap(), Some(Line::Complete(l)) if l == b"{}"));
         assert!(
             matches!(reader.next_line().await.unwrap(), Some(Line::Complete(l)) if l == b"last")
         );
+        assert!(reader.next_line().await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn the_start_of_a_long_line_is_kept() {
+        let long = format!(
+            "{{\"id\":7,\"method\":\"x\",\"params\":\"{}\"}}",
+            "a".repeat(100_000)
+        );
+        let input = format!("{long}\n{long}");
+        // A small buffer: the line arrives in many chunks, as from a pipe.
+        let buffered = tokio::io::BufReader::with_capacity(1000, input.as_bytes());
+        let mut reader = LineReader::new(buffered, 50_000);
+        for _ in 0..2 {
+            let Some(Line::TooLong { start }) = reader.next_line().await.unwrap() else {
+                panic!("expected a long line");
+            };
+            assert_eq!(start, long.as_bytes()[..KEPT_OF_TOO_LONG]);
+        }
         assert!(reader.next_line().await.unwrap().is_none());
     }
 }

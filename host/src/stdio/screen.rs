@@ -7,18 +7,26 @@
 //! lines get `-32700`/`-32600`/`-32602` replies, a method removed in the
 //! stateless revision gets `-32601`, responses to no request of Wharf's and
 //! early notifications are dropped with a log line, and only well-formed client
-//! messages are handed on.
+//! messages are handed on. A line that does not parse is answered with its
+//! request's id when a scan can read it (`jsonrpc_id::recover`), so a client
+//! whose request was too deep or held `1e400` is not left waiting.
+//!
+//! A well-formed request is then judged against the connection: a request
+//! whose id is in flight (`in_flight`) and an `initialize` after the
+//! lifecycle started (`lifecycle`) are refused here.
 
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, ErrorData, GetMeta, ProtocolVersion, RequestId,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorData, GetMeta, RequestId,
     ServerJsonRpcMessage,
 };
 use serde_json::Value;
 
 use super::LineTransport;
+use super::in_flight;
+use super::lifecycle::{refuse_initialize, started_by};
+use crate::jsonrpc_id;
 use crate::protocol::{
-    FIRST_STATELESS_VERSION, KNOWN_METHODS, REMOVED_IN_STATELESS, claims_stateless_era,
-    removed_method_message,
+    KNOWN_METHODS, REMOVED_IN_STATELESS, claims_stateless_era, removed_method_message,
 };
 
 mod well_formed;
@@ -75,38 +83,58 @@ impl<R> LineTransport<R> {
                     ));
                     return None;
                 }
-                if !self.started {
-                    match &message {
-                        ClientJsonRpcMessage::Request(request) => {
-                            self.started = starts_lifecycle(&request.request, self.supported);
-                        }
-                        _ => {
-                            tracing::debug!("ignored a message before the first request");
+                match &message {
+                    ClientJsonRpcMessage::Request(request) => {
+                        if let Some(error) = self.refusal(&request.request, &request.id) {
+                            tracing::debug!(
+                                code = error.code.0,
+                                "refused a request: {}",
+                                error.message
+                            );
+                            self.reply(ServerJsonRpcMessage::error(
+                                error,
+                                Some(request.id.clone()),
+                            ));
                             return None;
                         }
+                        if self.lifecycle.is_none() {
+                            self.lifecycle = started_by(&request.request, self.supported);
+                        }
                     }
+                    _ if self.lifecycle.is_none() => {
+                        tracing::debug!("ignored a message before the first request");
+                        return None;
+                    }
+                    ClientJsonRpcMessage::Notification(notification) => {
+                        if let ClientNotification::CancelledNotification(cancelled) =
+                            &notification.notification
+                            && let Some(id) = &cancelled.params.request_id
+                        {
+                            // rmcp sends no answer for a cancelled request.
+                            self.in_flight.end(id);
+                        }
+                    }
+                    _ => {}
                 }
                 Some(message)
             }
         }
     }
-}
 
-/// Mirrors rmcp's pre-lifecycle rule: the first `initialize`, or the first request
-/// other than `ping`/`server/discover` with complete `_meta` and a supported
-/// version, starts the main loop. Until then a notification would end the server.
-fn starts_lifecycle(request: &ClientRequest, supported: &[ProtocolVersion]) -> bool {
-    match request {
-        ClientRequest::InitializeRequest(_) => true,
-        ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => false,
-        other => {
-            let meta = other.get_meta();
-            meta.missing_required_keys(&FIRST_STATELESS_VERSION)
-                .is_empty()
-                && meta
-                    .protocol_version()
-                    .is_some_and(|version| supported.contains(&version))
+    /// Why a well-formed request must not reach rmcp, if it must not: an
+    /// `initialize` once the lifecycle has started (the era never changes),
+    /// or an id already in flight. Otherwise the request is now in flight.
+    fn refusal(&mut self, request: &ClientRequest, id: &RequestId) -> Option<ErrorData> {
+        if let (ClientRequest::InitializeRequest(initialize), Some(lifecycle)) =
+            (request, self.lifecycle)
+        {
+            return Some(refuse_initialize(
+                lifecycle,
+                &initialize.params.protocol_version,
+                self.supported,
+            ));
         }
+        (!self.in_flight.admit(id)).then(|| in_flight::duplicate(id))
     }
 }
 
@@ -132,7 +160,7 @@ fn classify(line: &[u8]) -> Screened {
         Ok(value) => value,
         Err(error) => {
             return Screened::Reply(
-                None,
+                jsonrpc_id::recover(line),
                 ErrorData::parse_error(format!("Parse error: {error}"), None),
             );
         }
@@ -261,6 +289,18 @@ fn params_problem(method: &str, params: Option<Value>) -> String {
         _ => None,
     };
     problem.unwrap_or_else(|| "they do not match the method's schema".to_string())
+}
+
+/// The id a request line reaches rmcp with (for the unit tests of ids).
+#[cfg(test)]
+pub(super) fn request_id(line: &[u8]) -> Option<RequestId> {
+    match classify(line) {
+        Screened::Message(message) => match *message {
+            ClientJsonRpcMessage::Request(request) => Some(request.id),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 #[cfg(test)]

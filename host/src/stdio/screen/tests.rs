@@ -2,6 +2,7 @@
 //! responses reach rmcp.
 
 use super::*;
+use rmcp::model::ProtocolVersion;
 
 fn reply(line: &str) -> (Option<RequestId>, i32, String) {
     match classify(line.as_bytes()) {
@@ -17,6 +18,43 @@ fn malformed_json_is_a_parse_error() {
     assert!(message.starts_with("Parse error: "), "{message}");
     assert_eq!(reply("\u{1}").1, -32700);
     assert!(matches!(classify(b"\xff\xfe{}"), Screened::Reply(None, e) if e.code.0 == -32700));
+}
+
+#[test]
+fn a_parse_error_carries_the_id_when_it_can_be_read() {
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{}{}}}}}}}"#,
+        "[".repeat(126),
+        "]".repeat(126)
+    );
+    let (id, code, message) = reply(&deep);
+    assert_eq!((id, code), (Some(RequestId::Number(5)), -32700));
+    assert_eq!(
+        message,
+        // 84 bytes before the arrays; serde_json stops at the 128th level.
+        format!(
+            "Parse error: recursion limit exceeded at line 1 column {}",
+            84 + 125
+        )
+    );
+    let (id, code, message) = reply(
+        r#"{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"x","arguments":{"n":1e400}}}"#,
+    );
+    assert_eq!((id, code), (Some(RequestId::String("big".into())), -32700));
+    assert_eq!(
+        message,
+        "Parse error: number out of range at line 1 column 93"
+    );
+    let (id, code, _) = reply(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"#);
+    assert_eq!((id, code), (Some(RequestId::Number(3)), -32700));
+    let (id, code, _) = reply(r#"{"jsonrpc":"2.0","method":"tools/list","params":{"n":1e400}}"#);
+    assert_eq!((id, code), (None, -32700), "no id: none to read");
+    let (id, code, _) = reply(r#"{"jsonrpc":"2.0","id":6,"result":{"n":1e400}}"#);
+    assert_eq!(
+        (id, code),
+        (None, -32700),
+        "a response's id is not a request's"
+    );
 }
 
 #[test]
@@ -108,4 +146,97 @@ async fn only_responses_to_wharfs_own_requests_reach_rmcp() {
         Some(ClientJsonRpcMessage::Response(_))
     ));
     assert!(transport.screen(response).is_none(), "answered once only");
+}
+
+fn new_transport() -> LineTransport<&'static [u8]> {
+    LineTransport::new(
+        &b""[..],
+        tokio::io::sink(),
+        1024,
+        crate::protocol::SUPPORTED_VERSIONS,
+    )
+}
+
+fn passes(transport: &mut LineTransport<&'static [u8]>, line: &str) -> bool {
+    transport.screen(line.as_bytes()).is_some()
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+
+#[tokio::test]
+async fn an_id_in_flight_is_refused_until_it_is_answered() {
+    let mut transport = new_transport();
+    assert!(passes(&mut transport, INITIALIZE));
+    let ping = r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#;
+    assert!(passes(&mut transport, ping));
+    assert!(!passes(&mut transport, ping), "5 is in flight");
+    assert!(!passes(
+        &mut transport,
+        r#"{"jsonrpc":"2.0","id":5.0,"method":"ping"}"#
+    ));
+    assert!(passes(
+        &mut transport,
+        r#"{"jsonrpc":"2.0","id":"5","method":"ping"}"#
+    ));
+    use rmcp::model::{EmptyResult, ServerResult};
+    let answer = ServerJsonRpcMessage::response(
+        ServerResult::EmptyResult(EmptyResult {}),
+        RequestId::Number(5),
+    );
+    rmcp::transport::Transport::send(&mut transport, answer)
+        .await
+        .unwrap();
+    assert!(passes(&mut transport, ping), "answered: 5 is free");
+    let error = ServerJsonRpcMessage::error(
+        ErrorData::invalid_params("x", None),
+        Some(RequestId::Number(5)),
+    );
+    rmcp::transport::Transport::send(&mut transport, error)
+        .await
+        .unwrap();
+    assert!(passes(&mut transport, ping), "an error answers too");
+}
+
+#[tokio::test]
+async fn a_cancelled_id_is_free_again() {
+    let mut transport = new_transport();
+    assert!(passes(&mut transport, INITIALIZE));
+    let call = r#"{"jsonrpc":"2.0","id":-0,"method":"tools/call","params":{"name":"x"}}"#;
+    assert!(passes(&mut transport, call));
+    assert!(!passes(&mut transport, call));
+    assert!(passes(
+        &mut transport,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}"#
+    ));
+    assert!(passes(&mut transport, call));
+    assert_eq!(transport.in_flight.len(), 2, "init and the call");
+}
+
+#[tokio::test]
+async fn initialize_is_refused_once_the_lifecycle_started() {
+    let mut transport = new_transport();
+    assert!(passes(&mut transport, INITIALIZE));
+    assert_eq!(
+        transport.lifecycle,
+        Some(super::super::lifecycle::Lifecycle::Legacy)
+    );
+    let again = INITIALIZE.replace(r#""id":"init""#, r#""id":2"#);
+    assert!(!passes(&mut transport, &again));
+    assert_eq!(
+        transport.lifecycle,
+        Some(super::super::lifecycle::Lifecycle::Legacy)
+    );
+
+    let mut transport = new_transport();
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    assert!(passes(&mut transport, list));
+    assert_eq!(
+        transport.lifecycle,
+        Some(super::super::lifecycle::Lifecycle::Stateless)
+    );
+    assert!(!passes(&mut transport, &again));
+    assert_eq!(
+        transport.lifecycle,
+        Some(super::super::lifecycle::Lifecycle::Stateless)
+    );
 }
