@@ -6,6 +6,7 @@
 
 pub mod client_input;
 pub mod docs;
+pub mod excerpt;
 pub mod http;
 pub mod jsonrpc_id;
 pub mod loader;

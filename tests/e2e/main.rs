@@ -7,11 +7,13 @@
 mod busy_poll;
 mod chaos;
 mod client_input;
+mod differential;
 mod examples;
 mod grants;
 mod harness;
 mod http;
 mod http_client;
+mod http_envelope;
 mod http_ops;
 mod legacy;
 mod limits;

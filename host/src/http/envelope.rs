@@ -1,90 +1,56 @@
-//! The POST body envelope: size limit, JSON well-formedness, and the one era
-//! rule rmcp 3.11 gets wrong.
+//! The POST body envelope: size limit, the MCP headers' own shape, and the
+//! JSON-RPC screen of the body.
 //!
 //! Gaps closed here (each is small and named):
-//! - rmcp answers a body that is not JSON with 415 and a plain-text body; MCP
-//!   clients expect a JSON-RPC parse error (-32700), so Wharf answers 400 with one.
+//! - rmcp answers a body it cannot read as a client message with 415 and a
+//!   plain-text body, and a known method whose params do not fit with -32601;
+//!   MCP clients expect the JSON-RPC error the stdio transport gives the same
+//!   bytes (-32700, -32600, -32602), so [`screen`] judges the body first.
 //! - rmcp routes every `initialize` to the legacy handshake, even one whose
 //!   `_meta` claims 2026-07-28. Over a modern request `initialize` is a removed
 //!   method: 404 with -32601, as the spec and the conformance suite require.
+//! - rmcp reads the first of a repeated `MCP-Protocol-Version` (and
+//!   `Mcp-Session-Id`) and ignores the rest, so a request could carry two
+//!   versions and be checked against one: any MCP header given more than once
+//!   is refused (400, -32020), as rmcp already refuses a repeated `Mcp-Method`.
 //!
 //! The body is read once here (bounded: 413 above the limit) and handed on as
 //! bytes, so rmcp does not read the network again.
 
+mod probe;
+mod screen;
+
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt as _;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use rmcp::model::{ErrorCode, ErrorData, JsonRpcError};
 
 use super::rejection;
-use crate::protocol::{REMOVED_IN_STATELESS, claims_stateless_era, removed_method_message};
+use crate::excerpt::Excerpt;
+use screen::{Refusal, Verdict};
 
-/// Just the fields the envelope checks need; everything else is skipped.
-#[derive(Deserialize)]
-struct Probe {
-    id: Option<Value>,
-    method: Option<String>,
-    params: Option<ProbeParams>,
-}
+/// The prefix of the headers MCP defines (`MCP-Protocol-Version`, `Mcp-Method`,
+/// `Mcp-Name`, `Mcp-Param-*`, `Mcp-Session-Id`); `HeaderMap` names are lowercase.
+const MCP_HEADER_PREFIX: &str = "mcp-";
 
-#[derive(Deserialize)]
-struct ProbeParams {
-    #[serde(rename = "_meta")]
-    meta: Option<ProbeMeta>,
-}
-
-#[derive(Deserialize)]
-struct ProbeMeta {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: Option<Value>,
-}
-
-/// What to do with a POST body.
-#[derive(Debug, PartialEq)]
-enum Verdict {
-    /// Hand it to rmcp.
-    Pass,
-    /// Not JSON at all: -32700.
-    ParseError,
-    /// A method that 2026-07-28 removed, sent as a 2026-07-28 request: -32601
-    /// echoing this id.
-    RemovedMethod { id: Value, method: String },
-}
-
-fn judge(body: &[u8]) -> Verdict {
-    let probe = match serde_json::from_slice::<Probe>(body) {
-        Ok(probe) => probe,
-        // Arrays (legacy batches) and other shapes are rmcp's to judge.
-        Err(_) if serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok() => {
-            return Verdict::Pass;
-        }
-        Err(_) => return Verdict::ParseError,
-    };
-    let modern_claim = probe
-        .params
-        .and_then(|p| p.meta)
-        .and_then(|m| m.protocol_version)
-        .as_ref()
-        .and_then(Value::as_str)
-        .is_some_and(claims_stateless_era);
-    if modern_claim
-        && let Some(method) = probe.method
-        && REMOVED_IN_STATELESS.contains(&method.as_str())
-    {
-        return Verdict::RemovedMethod {
-            id: probe.id.unwrap_or(Value::Null),
-            method,
-        };
-    }
-    Verdict::Pass
-}
-
-/// The check of a `POST`: 413, 400/-32700 or 404/-32601, else the request
-/// with its body read, to go on to rmcp. Other methods pass untouched.
+/// The check of a request: repeated MCP headers (400/-32020), then for a
+/// `POST` the body: 413, or the screen's JSON-RPC error, else the request with
+/// its body read, to go on to rmcp.
 pub async fn admit(limit: usize, request: Request) -> Result<Request, Response> {
+    if let Some(name) = repeated_mcp_header(request.headers()) {
+        tracing::debug!(header = %Excerpt::new(name), "refused a repeated MCP header");
+        return Err(json_rpc_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorData::new(
+                ErrorCode::HEADER_MISMATCH,
+                format!("Header mismatch: the {name} header is repeated"),
+                None,
+            ),
+        ));
+    }
     if request.method() != Method::POST {
         return Ok(request);
     }
@@ -117,29 +83,42 @@ pub async fn admit(limit: usize, request: Request) -> Result<Request, Response> 
         }
         collected.extend_from_slice(&chunk);
     }
-    match judge(&collected) {
+    match screen::judge(&collected) {
         Verdict::Pass => Ok(Request::from_parts(
             parts,
             Body::from(Bytes::from(collected)),
         )),
-        Verdict::ParseError => Err(json_rpc_error(
-            StatusCode::BAD_REQUEST,
-            Value::Null,
-            -32700,
-            "Parse error: the body is not JSON",
-        )),
-        Verdict::RemovedMethod { id, method } => Err(json_rpc_error(
-            StatusCode::NOT_FOUND,
-            id,
-            -32601,
-            &removed_method_message(&method),
-        )),
+        Verdict::Refuse(Refusal { status, id, error }) => {
+            tracing::debug!(
+                status = status.as_u16(),
+                code = error.code.0,
+                "refused a POST body: {}",
+                Excerpt::new(error.message.as_ref())
+            );
+            Err(json_rpc_error(status, id, error))
+        }
     }
 }
 
-fn json_rpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> Response {
-    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
-    let mut response = (status, body.to_string()).into_response();
+/// The name of the first MCP header given more than once. Each names one
+/// value, so a repeat is either a contradiction or an attempt at one.
+fn repeated_mcp_header(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .keys()
+        .filter(|name| name.as_str().starts_with(MCP_HEADER_PREFIX))
+        .find(|name| headers.get_all(*name).iter().nth(1).is_some())
+        .map(|name| name.as_str())
+}
+
+/// A JSON-RPC error response (`id` omitted when it could not be read, as MCP
+/// 2026-07-28 says).
+fn json_rpc_error(
+    status: StatusCode,
+    id: Option<rmcp::model::RequestId>,
+    error: ErrorData,
+) -> Response {
+    let body = serde_json::to_vec(&JsonRpcError::new(id, error)).expect("an error serializes");
+    let mut response = (status, body).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -151,50 +130,51 @@ fn json_rpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> Re
 mod tests {
     use super::*;
 
-    #[test]
-    fn modern_initialize_is_a_removed_method() {
-        let body = br#"{"jsonrpc":"2.0","id":"i","method":"initialize","params":{
-            "protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"c","version":"1"},
-            "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
-                     "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-        assert_eq!(
-            judge(body),
-            Verdict::RemovedMethod {
-                id: json!("i"),
-                method: "initialize".into()
-            }
-        );
-        let set_level = br#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{
-            "level":"debug","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
-        assert_eq!(
-            judge(set_level),
-            Verdict::RemovedMethod {
-                id: json!(2),
-                method: "logging/setLevel".into()
-            }
-        );
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, HeaderValue::from_static(value));
+        }
+        map
     }
 
     #[test]
-    fn legacy_initialize_and_other_shapes_pass() {
-        let legacy = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-            "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
-        assert_eq!(judge(legacy), Verdict::Pass);
+    fn mcp_headers_must_not_repeat() {
+        let conflicting = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-protocol-version", "2025-11-25"),
+        ]);
         assert_eq!(
-            judge(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
-            Verdict::Pass
+            repeated_mcp_header(&conflicting),
+            Some("mcp-protocol-version")
         );
-        assert_eq!(
-            judge(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
-            Verdict::Pass
-        );
-        assert_eq!(judge(b"\"just a string\""), Verdict::Pass);
+        let names = headers(&[("mcp-name", "a"), ("accept", "x"), ("mcp-name", "b")]);
+        assert_eq!(repeated_mcp_header(&names), Some("mcp-name"));
+        let params = headers(&[("mcp-param-region", "eu"), ("mcp-param-region", "us")]);
+        assert_eq!(repeated_mcp_header(&params), Some("mcp-param-region"));
+        let same = headers(&[("mcp-method", "tools/call"), ("mcp-method", "tools/call")]);
+        assert_eq!(repeated_mcp_header(&same), Some("mcp-method"));
+        let once = headers(&[("mcp-method", "tools/call"), ("mcp-name", "x")]);
+        assert_eq!(repeated_mcp_header(&once), None);
+        let other = headers(&[("accept", "a"), ("accept", "b")]);
+        assert_eq!(repeated_mcp_header(&other), None);
     }
 
-    #[test]
-    fn bytes_that_are_not_json_are_a_parse_error() {
-        assert_eq!(judge(b"{not json"), Verdict::ParseError);
-        assert_eq!(judge(b""), Verdict::ParseError);
-        assert_eq!(judge(&[0xff, 0xfe]), Verdict::ParseError);
+    #[tokio::test]
+    async fn a_refusal_is_a_json_rpc_error_with_its_status() {
+        let response = json_rpc_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorData::parse_error("Parse error: x", None),
+        );
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+        let body = axum::body::to_bytes(response.into_body(), 1 << 10)
+            .await
+            .unwrap();
+        assert_eq!(
+            &body[..],
+            br#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error: x"}}"#
+        );
     }
 }

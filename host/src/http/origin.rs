@@ -8,13 +8,14 @@
 //! both checks here, in front of every route (see [`super::gate`]), and turns
 //! rmcp's own checks off to keep a single source of truth.
 
-use std::borrow::Cow;
+use std::net::Ipv6Addr;
 
 use axum::extract::Request;
-use axum::http::{StatusCode, Uri, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 use super::rejection;
+use crate::excerpt::Excerpt;
 
 /// Names that always denote this machine.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -26,33 +27,31 @@ pub struct OriginPolicy {
     /// on when the server is bound to a loopback address.
     pub local: bool,
     /// Further `Host` names (with or without a port). When `local` is off and this
-    /// is empty, any `Host` is accepted.
+    /// is empty, any well-formed `Host` is accepted.
     pub hosts: Vec<String>,
     /// Further origins, `scheme://host[:port]`, or `*` for any, or `null`.
     pub origins: Vec<String>,
 }
 
 impl OriginPolicy {
-    /// Whether a request with this `Host` header value may proceed.
+    /// Whether a request with this `Host` header value (or request-target
+    /// authority) may proceed. A value that is not `host[:port]` never does.
     pub fn host_allowed(&self, host: &str) -> bool {
-        let Ok(authority) = host.trim().parse::<axum::http::uri::Authority>() else {
+        let Some(authority) = HostPort::parse(host.trim()) else {
             return false;
         };
-        let name = normalize(authority.host());
-        if self.local && LOOPBACK_HOSTS.contains(&name.as_str()) {
+        if self.local && LOOPBACK_HOSTS.contains(&authority.host.as_str()) {
             return true;
         }
         if !self.local && self.hosts.is_empty() {
             return true;
         }
         self.hosts.iter().any(|allowed| {
-            let Ok(allowed) = allowed.trim().parse::<axum::http::uri::Authority>() else {
+            let Some(allowed) = HostPort::parse(allowed.trim()) else {
                 return false;
             };
-            normalize(allowed.host()) == name
-                && allowed
-                    .port_u16()
-                    .is_none_or(|port| Some(port) == authority.port_u16())
+            allowed.host == authority.host
+                && allowed.port.is_none_or(|port| Some(port) == authority.port)
         })
     }
 
@@ -78,7 +77,46 @@ impl OriginPolicy {
     }
 }
 
-/// A serialized origin, `(scheme, host, port)` with the scheme's default port filled in.
+/// `host[:port]` as RFC 9110 allows it in `Host` (RFC 3986 `authority` without
+/// userinfo), parsed strictly: an IPv6 literal in brackets and nothing after
+/// it but a port; otherwise a name of letters, digits, `-`, `.`, `_` and `~`.
+/// The host is lowercased, an IPv6 address written in its canonical form.
+#[derive(Debug, PartialEq, Eq)]
+struct HostPort {
+    host: String,
+    port: Option<u16>,
+}
+
+impl HostPort {
+    fn parse(value: &str) -> Option<Self> {
+        let (host, rest) = if let Some(literal) = value.strip_prefix('[') {
+            let (address, rest) = literal.split_once(']')?;
+            (address.parse::<Ipv6Addr>().ok()?.to_string(), rest)
+        } else {
+            let end = value.find(':').unwrap_or(value.len());
+            let (name, rest) = value.split_at(end);
+            let name_char = |c: char| c.is_ascii_alphanumeric() || "-._~".contains(c);
+            if name.is_empty() || !name.chars().all(name_char) {
+                return None;
+            }
+            (name.to_ascii_lowercase(), rest)
+        };
+        let port = match rest {
+            "" | ":" => None,
+            _ => {
+                let digits = rest.strip_prefix(':')?;
+                if digits.len() > 5 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                Some(digits.parse::<u16>().ok()?)
+            }
+        };
+        Some(Self { host, port })
+    }
+}
+
+/// A serialized origin, `(scheme, host, port)` with the scheme's default port
+/// filled in: exactly `scheme://host[:port]`, as browsers send it.
 #[derive(Debug, PartialEq, Eq)]
 struct Origin {
     scheme: String,
@@ -88,55 +126,80 @@ struct Origin {
 
 impl Origin {
     fn parse(value: &str) -> Option<Self> {
-        let uri: Uri = value.trim().parse().ok()?;
-        let scheme = uri.scheme_str()?.to_ascii_lowercase();
-        let authority = uri.authority()?;
-        let port = authority.port_u16().or(match scheme.as_str() {
+        let (scheme, authority) = value.trim().split_once("://")?;
+        let scheme_char = |c: char| c.is_ascii_alphanumeric() || "+-.".contains(c);
+        if !scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            || !scheme.chars().all(scheme_char)
+        {
+            return None;
+        }
+        let scheme = scheme.to_ascii_lowercase();
+        let HostPort { host, port } = HostPort::parse(authority)?;
+        let port = port.or(match scheme.as_str() {
             "http" => Some(80),
             "https" => Some(443),
             _ => None,
         });
-        Some(Self {
-            host: normalize(authority.host()),
-            scheme,
-            port,
-        })
+        Some(Self { scheme, host, port })
     }
 }
 
-fn normalize(host: &str) -> String {
-    host.trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_ascii_lowercase()
+/// The one value of a header that must not repeat: `Err(())` when repeated.
+fn single(request: &Request, name: header::HeaderName) -> Result<Option<&HeaderValue>, ()> {
+    let mut values = request.headers().get_all(name).iter();
+    let first = values.next();
+    match values.next() {
+        Some(_) => Err(()),
+        None => Ok(first),
+    }
 }
 
-/// The refusal, if any: 403 for a disallowed `Origin` or `Host`, 400 for no `Host` at all.
+/// The refusal, if any: 400 for no `Host`, or a repeated `Host` or `Origin`;
+/// 403 for a disallowed `Origin`, `Host`, or request-target host.
+///
+/// A request target in absolute form (`POST http://host/mcp`) names the host
+/// the request is for (RFC 9112, section 3.2.2), so that host is checked too.
 pub fn refusal(policy: &OriginPolicy, request: &Request) -> Option<Response> {
-    let headers = request.headers();
-    let host = match headers.get(header::HOST).and_then(|h| h.to_str().ok()) {
-        Some(host) => Some(Cow::Borrowed(host)),
-        None => request.uri().authority().map(|a| Cow::Owned(a.to_string())),
+    let Ok(host_header) = single(request, header::HOST) else {
+        return Some(rejection(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: more than one Host header",
+        ));
     };
-    let Some(host) = host else {
+    let Ok(origin) = single(request, header::ORIGIN) else {
+        return Some(rejection(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: more than one Origin header",
+        ));
+    };
+    let target = request.uri().authority().map(|a| a.as_str().as_bytes());
+    let hosts = [host_header.map(HeaderValue::as_bytes), target];
+    if hosts.iter().all(Option::is_none) {
         return Some(rejection(
             StatusCode::BAD_REQUEST,
             "Bad Request: missing Host header",
         ));
-    };
-    if !policy.host_allowed(&host) {
-        tracing::warn!(
-            host = &*host,
-            "rejected a request for a disallowed Host (DNS rebinding?)"
-        );
-        return Some(rejection(
-            StatusCode::FORBIDDEN,
-            "Forbidden: Host header is not allowed",
-        ));
     }
-    if let Some(origin) = headers.get(header::ORIGIN) {
+    for host in hosts.into_iter().flatten() {
+        let allowed = std::str::from_utf8(host).is_ok_and(|h| policy.host_allowed(h));
+        if !allowed {
+            tracing::warn!(
+                host = %Excerpt::new(host),
+                "rejected a request for a disallowed Host (DNS rebinding?)"
+            );
+            return Some(rejection(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Host header is not allowed",
+            ));
+        }
+    }
+    if let Some(origin) = origin {
         let allowed = origin.to_str().is_ok_and(|o| policy.origin_allowed(o));
         if !allowed {
-            tracing::warn!(?origin, "rejected a request from a disallowed Origin");
+            tracing::warn!(
+                origin = %Excerpt::new(origin.as_bytes()),
+                "rejected a request from a disallowed Origin"
+            );
             return Some(rejection(
                 StatusCode::FORBIDDEN,
                 "Forbidden: Origin is not allowed",
@@ -161,10 +224,33 @@ mod tests {
     #[test]
     fn loopback_hosts_pass_and_others_do_not_when_local() {
         let policy = local();
-        for host in ["127.0.0.1:8080", "localhost", "LOCALHOST:1", "[::1]:9"] {
+        for host in [
+            "127.0.0.1:8080",
+            "localhost",
+            "LOCALHOST:1",
+            "[::1]:9",
+            "[0:0:0:0:0:0:0:1]",
+            "localhost:",
+        ] {
             assert!(policy.host_allowed(host), "{host}");
         }
-        for host in ["evil.example:8080", "127.0.0.2", "", "a b"] {
+        for host in [
+            "evil.example:8080",
+            "127.0.0.2",
+            "",
+            "a b",
+            "[::1]evil",
+            "[::1]:evil",
+            "[::1]:9evil",
+            "[::2]",
+            "localhost:99999",
+            "localhost:-1",
+            "localhost:1:2",
+            "user@localhost",
+            "localhost/x",
+            "[::1",
+            "::1",
+        ] {
             assert!(!policy.host_allowed(host), "{host}");
         }
     }
@@ -201,6 +287,11 @@ mod tests {
             "https://app.example.com:8443",
             "null",
             "not a url",
+            "http://[::1]evil",
+            "http://localhost/path",
+            "http://user@localhost",
+            "http://localhost https://evil.example",
+            "://localhost",
         ] {
             assert!(!policy.origin_allowed(origin), "{origin}");
         }

@@ -20,6 +20,7 @@ use super::convert::mcp_resource_contents;
 use super::round::Round;
 use super::{SESSION_CHECK, WharfServer};
 use crate::client_input::Binding;
+use crate::excerpt::Excerpt;
 use crate::registry::ToolSet;
 use crate::runtime::{CallFailure, ContentItem, InputBroker};
 
@@ -89,7 +90,8 @@ async fn read_from_plugin(
     let contents = outcome.map_err(|failure| match failure {
         CallFailure::UnknownResource(_) => unknown_resource(uri),
         failure => {
-            tracing::warn!(%uri, "reading a resource failed: {failure}");
+            // The URI is the client's (any that a template matches): an excerpt.
+            tracing::warn!(uri = %Excerpt::new(uri), "reading a resource failed: {failure}");
             McpError::internal_error(
                 format!("Reading `{uri}` failed: {failure}"),
                 Some(json!({ "uri": uri })),
