@@ -10,6 +10,7 @@ mod examples;
 mod grants;
 mod harness;
 mod http;
+mod http_bounds;
 mod http_client;
 mod http_ops;
 mod legacy;

@@ -36,7 +36,7 @@ use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 
 use super::session_table::{Admission, SessionTable};
-use crate::protocol::claims_stateless_era;
+use crate::protocol::{SUPPORTED_VERSIONS, claims_stateless_era};
 
 /// The session header.
 const SESSION_ID: &str = "mcp-session-id";
@@ -149,9 +149,11 @@ impl Probe {
     /// `_meta` names, else `initialize` is, else by the header.
     fn is_legacy(&self, headers: &HeaderMap) -> bool {
         if let Some(version) = self.meta().and_then(|m| m.protocol_version.as_ref()) {
-            // A version that is not a string is a malformed envelope, which
-            // rmcp refuses on its stateless path.
-            return version.as_str().is_some_and(|v| !claims_stateless_era(v));
+            // Only a legacy revision Wharf speaks: an unknown one (or one that
+            // is not a string) is refused by rmcp's stateless path (-32022).
+            return version.as_str().is_some_and(|v| {
+                !claims_stateless_era(v) && SUPPORTED_VERSIONS.iter().any(|s| s.as_str() == v)
+            });
         }
         self.method.as_deref() == Some("initialize") || !header_claims_stateless(headers)
     }
@@ -342,6 +344,11 @@ mod tests {
             "io.modelcontextprotocol/protocolVersion":7}}}"#,
         );
         assert!(!odd_version.is_legacy(&HeaderMap::new()));
+        let unknown_version = probe(
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{
+            "io.modelcontextprotocol/protocolVersion":"1900-01-01"}}}"#,
+        );
+        assert!(!unknown_version.is_legacy(&HeaderMap::new()));
     }
 
     #[test]
