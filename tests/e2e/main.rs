@@ -12,6 +12,7 @@ mod examples;
 mod grants;
 mod harness;
 mod http;
+mod http_bounds;
 mod http_client;
 mod http_envelope;
 mod http_ops;

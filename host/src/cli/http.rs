@@ -5,7 +5,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::Args;
-use wharf::http::{BearerToken, HttpOptions, OriginPolicy};
+use clap::builder::TypedValueParser as _;
+use wharf::http::{self, BearerToken, ConnectionLimits, HttpOptions, OriginPolicy};
 
 /// Streamable HTTP transport settings.
 #[derive(Args)]
@@ -43,6 +44,33 @@ pub struct HttpArgs {
     /// Close a legacy HTTP session after this many seconds without traffic.
     #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
     session_idle_secs: u64,
+
+    /// Most legacy sessions open at once; an `initialize` past it is answered
+    /// 503 with `Retry-After`.
+    #[arg(long, default_value_t = http::DEFAULT_MAX_SESSIONS, value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
+    max_sessions: usize,
+
+    /// Most long-lived SSE streams open at once (`subscriptions/listen` and
+    /// legacy GET streams); one more is answered 503 with `Retry-After`.
+    #[arg(long, default_value_t = http::DEFAULT_MAX_STREAMS, value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
+    max_streams: usize,
+
+    /// Most HTTP connections open at once; past it, new connections wait
+    /// (unaccepted) until one closes. Default: 1024, or fewer to fit the
+    /// open-file limit (`ulimit -n`) with 64 descriptors to spare.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
+    max_connections: Option<usize>,
+
+    /// Time a connection has to send a complete request head, in milliseconds,
+    /// counted from its accept and from each answer while kept alive: an idle
+    /// or slowloris connection is closed after it. Never cuts an open stream.
+    #[arg(long, default_value_t = http::DEFAULT_HEADER_TIMEOUT.as_millis() as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    header_timeout_ms: u64,
+
+    /// Close a connection whose client takes none of its response for this
+    /// many milliseconds (an SSE stream it never reads, say).
+    #[arg(long, default_value_t = http::DEFAULT_WRITE_STALL_TIMEOUT.as_millis() as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    write_stall_timeout_ms: u64,
 }
 
 impl HttpArgs {
@@ -71,10 +99,61 @@ impl HttpArgs {
                 .map(Duration::from_millis)
                 .unwrap_or(call_timeout + Duration::from_secs(5)),
             session_idle: Duration::from_secs(self.session_idle_secs),
+            max_sessions: self.max_sessions,
+            max_streams: self.max_streams,
+            max_connections: fit_open_file_limit(self.max_connections),
+            connection: ConnectionLimits {
+                header_timeout: Duration::from_millis(self.header_timeout_ms),
+                write_stall_timeout: Duration::from_millis(self.write_stall_timeout_ms),
+            },
             shutdown_grace: call_timeout + Duration::from_secs(1),
             ..HttpOptions::default()
         }
     }
+}
+
+/// File descriptors kept for everything but connections: plugin folders and
+/// grants, the cache, the watcher, the runtimes' own.
+const RESERVED_FILES: u64 = 64;
+
+/// `asked` connections (the default when `None`), or fewer when the
+/// open-file limit could not hold them (with a warning if they were asked
+/// for): past that limit, accepting fails outright.
+fn fit_open_file_limit(asked: Option<usize>) -> usize {
+    let wanted = asked.unwrap_or(http::DEFAULT_MAX_CONNECTIONS);
+    let Some(limit) = open_file_limit() else {
+        return wanted;
+    };
+    let room = limit.saturating_sub(RESERVED_FILES).max(1) as usize;
+    if room < wanted {
+        if asked.is_none() {
+            return room;
+        }
+        tracing::warn!(
+            open_file_limit = limit,
+            max_connections = room,
+            "--max-connections lowered to fit the open-file limit (ulimit -n)"
+        );
+        return room;
+    }
+    wanted
+}
+
+/// The soft `RLIMIT_NOFILE`, where there is one.
+#[cfg(target_os = "linux")]
+fn open_file_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one `rlimit` through a valid pointer.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+    (ok && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_file_limit() -> Option<u64> {
+    None
 }
 
 /// `PORT` (on 127.0.0.1), `localhost:PORT`, or an `IP:PORT` socket address.
@@ -94,6 +173,18 @@ fn parse_listen_addr(value: &str) -> Result<SocketAddr, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connections_fit_the_open_file_limit() {
+        let limit = open_file_limit().expect("a Linux open-file limit") as usize;
+        let room = limit - RESERVED_FILES as usize;
+        assert_eq!(fit_open_file_limit(Some(room + 1)), room);
+        assert_eq!(fit_open_file_limit(Some(3)), 3);
+        assert_eq!(
+            fit_open_file_limit(None),
+            http::DEFAULT_MAX_CONNECTIONS.min(room)
+        );
+    }
 
     #[test]
     fn listen_addresses_default_to_loopback() {

@@ -2,9 +2,12 @@
 //!
 //! Every request gets the Origin/Host check ([`origin`]). Every route but
 //! `/healthz` then gets the bearer token ([`auth`]), and the time limit
-//! ([`deadline`]) over reading the body ([`envelope`]) and answering, with a
-//! successful session `DELETE` answered 200 ([`session`]) and an SSE answer to
-//! a POST held until its first message ([`coalesce`]).
+//! ([`deadline`]) over reading the body ([`envelope`]) and answering. On
+//! `/mcp`, the legacy session rules come next ([`session`]: a live session
+//! where one is needed, room for a new one), then the cap on open streams
+//! ([`streams`]); after rmcp has answered, a successful session `DELETE` is
+//! answered 200 ([`session`]) and an SSE answer to a POST held until its
+//! first message ([`coalesce`]).
 //!
 //! Why one hand-written layer rather than a `from_fn` middleware per check:
 //! each `from_fn` boxes the inner service and its future for every request,
@@ -22,19 +25,33 @@ use futures::future::BoxFuture;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::{HttpOptions, auth, coalesce, deadline, envelope, origin, session};
+use super::session_table::SessionTable;
+use super::streams::{self, StreamSlots};
+use super::{HttpOptions, MCP_PATH, auth, coalesce, deadline, envelope, origin, session};
 
 /// The path that answers without a token (liveness probes carry none).
 pub const OPEN_PATH: &str = "/healthz";
 
 /// Wraps a router's routes in a [`Gate`].
 #[derive(Clone)]
-pub struct GateLayer(Arc<HttpOptions>);
+pub struct GateLayer(Arc<GateState>);
+
+/// What the gate checks against.
+pub struct GateState {
+    options: HttpOptions,
+    sessions: Arc<SessionTable>,
+    streams: StreamSlots,
+}
 
 impl GateLayer {
-    /// A gate enforcing `options` (origins, token, body limit, request time).
-    pub fn new(options: &HttpOptions) -> Self {
-        Self(Arc::new(options.clone()))
+    /// A gate enforcing `options` (origins, token, body limit, request time,
+    /// open streams) and the session rules against `sessions`.
+    pub fn new(options: &HttpOptions, sessions: Arc<SessionTable>) -> Self {
+        Self(Arc::new(GateState {
+            options: options.clone(),
+            sessions,
+            streams: StreamSlots::new(options.max_streams),
+        }))
     }
 }
 
@@ -44,7 +61,7 @@ impl<S> Layer<S> for GateLayer {
     fn layer(&self, inner: S) -> Gate<S> {
         Gate {
             inner,
-            options: self.0.clone(),
+            state: self.0.clone(),
         }
     }
 }
@@ -53,7 +70,7 @@ impl<S> Layer<S> for GateLayer {
 #[derive(Clone)]
 pub struct Gate<S> {
     inner: S,
-    options: Arc<HttpOptions>,
+    state: Arc<GateState>,
 }
 
 impl<S> Service<Request> for Gate<S>
@@ -73,16 +90,17 @@ where
         // The service that was polled ready answers; its clone waits for the next.
         let ready = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, ready);
-        let options = self.options.clone();
-        Box::pin(async move { Ok(pass(&options, inner, request).await) })
+        let state = self.state.clone();
+        Box::pin(async move { Ok(pass(&state, inner, request).await) })
     }
 }
 
 /// The response to `request`: a refusal, or what `inner` answers.
-async fn pass<S>(options: &HttpOptions, mut inner: S, request: Request) -> Response
+async fn pass<S>(state: &GateState, mut inner: S, request: Request) -> Response
 where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
+    let options = &state.options;
     if let Some(refusal) = origin::refusal(&options.origins, &request) {
         return refusal;
     }
@@ -100,9 +118,30 @@ where
             Ok(request) => request,
             Err(refusal) => return refusal,
         };
-        let mut response = answer(inner.call(request).await);
+        if request.uri().path() != MCP_PATH {
+            return answer(inner.call(request).await);
+        }
+        let admitted = match session::admit(&state.sessions, request).await {
+            Ok(admitted) => admitted,
+            Err(refusal) => return refusal,
+        };
+        let stream = if method == Method::GET || admitted.method.as_deref() == Some(streams::LISTEN)
+        {
+            match state.streams.take() {
+                Some(slot) => Some(slot),
+                None => return state.streams.refusal(admitted.id),
+            }
+        } else {
+            None
+        };
+        let mut response = answer(inner.call(admitted.request).await);
+        // rmcp has created the session by now (or refused to).
+        drop(admitted.session);
         if method == Method::POST {
             response = coalesce::first_message(response).await;
+        }
+        if let Some(slot) = stream {
+            response = streams::hold(slot, response);
         }
         session::delete_answers_ok(&method, &mut response);
         response

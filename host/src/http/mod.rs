@@ -8,11 +8,14 @@
 //! an axum router and closes the gaps a default rmcp server leaves open, each a
 //! check applied by one tower layer ([`gate`]): Origin/Host checks ([`origin`]),
 //! a bearer token ([`auth`]), a per-request time limit ([`deadline`]), body
-//! size, JSON and era checks ([`envelope`]), the status of a session `DELETE`
-//! ([`session`]), and one write for a short SSE answer ([`coalesce`]). Also
-//! status endpoints ([`status`]), and graceful shutdown
-//! (here). Connections are served on one single-threaded runtime per core
-//! ([`serving`]).
+//! size, JSON and era checks ([`envelope`]), the legacy session rules and the
+//! status of a session `DELETE` ([`session`]), a cap on open streams
+//! ([`streams`]), and one write for a short SSE answer ([`coalesce`]). Legacy
+//! sessions are kept, counted and capped in a [`SessionTable`]. Also status
+//! endpoints ([`status`]), and graceful shutdown (here). Connections are
+//! served on one single-threaded runtime per core ([`serving`]), each with a
+//! header timeout, a write-stall timeout, and a cap on their number
+//! ([`connection`]).
 //!
 //! The transport knows nothing of plugins: it serves any rmcp `ServerHandler`.
 //!
@@ -24,6 +27,7 @@
 
 pub mod auth;
 mod coalesce;
+mod connection;
 pub mod deadline;
 pub mod envelope;
 pub mod gate;
@@ -32,7 +36,9 @@ mod listen_tests;
 pub mod origin;
 mod serving;
 pub mod session;
+pub mod session_table;
 pub mod status;
+pub mod streams;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -44,19 +50,31 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::ServerHandler;
-use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::metrics::Metrics;
 pub use auth::BearerToken;
+pub use connection::ConnectionLimits;
 use gate::GateLayer;
 pub use origin::OriginPolicy;
 use serving::ServingThreads;
+pub use session_table::SessionTable;
 
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
+
+/// Default of `--max-sessions`.
+pub const DEFAULT_MAX_SESSIONS: usize = 1000;
+/// Default of `--max-streams`.
+pub const DEFAULT_MAX_STREAMS: usize = 256;
+/// Default of `--max-connections`.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// Default of `--header-timeout-ms`.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default of `--write-stall-timeout-ms`.
+pub const DEFAULT_WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Settings of the HTTP transport.
 #[derive(Debug, Clone)]
@@ -71,6 +89,16 @@ pub struct HttpOptions {
     pub request_timeout: Duration,
     /// A legacy session with no traffic for this long is closed.
     pub session_idle: Duration,
+    /// The most legacy sessions open at once (503 for an `initialize` past it).
+    pub max_sessions: usize,
+    /// The most long-lived SSE streams open at once (listen and legacy GET
+    /// streams; 503 past it).
+    pub max_streams: usize,
+    /// The most connections open at once; past it, new connections wait in
+    /// the kernel's backlog until one closes.
+    pub max_connections: usize,
+    /// The header and write-stall timeouts of each connection.
+    pub connection: ConnectionLimits,
     /// How long shutdown waits for calls in flight before closing everything.
     pub shutdown_grace: Duration,
     /// Threads serving connections (see [`serving`]): one per core by default.
@@ -88,6 +116,13 @@ impl Default for HttpOptions {
             max_body_bytes: 4 << 20,
             request_timeout: Duration::from_secs(60),
             session_idle: Duration::from_secs(30 * 60),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_streams: DEFAULT_MAX_STREAMS,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            connection: ConnectionLimits {
+                header_timeout: DEFAULT_HEADER_TIMEOUT,
+                write_stall_timeout: DEFAULT_WRITE_STALL_TIMEOUT,
+            },
             shutdown_grace: Duration::from_secs(30),
             serving_threads: std::thread::available_parallelism().map_or(1, usize::from),
         }
@@ -129,10 +164,11 @@ where
         .with_cancellation_token(streams)
         .disable_allowed_hosts()
         .disable_allowed_origins();
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config = SessionConfig::default();
-    sessions.session_config.keep_alive = Some(options.session_idle);
-    let mcp = StreamableHttpService::new(move || Ok(new_session()), Arc::new(sessions), config);
+    let sessions = Arc::new(SessionTable::new(
+        options.max_sessions,
+        options.session_idle,
+    ));
+    let mcp = StreamableHttpService::new(move || Ok(new_session()), sessions.clone(), config);
 
     let state = status::StatusState {
         metrics,
@@ -143,7 +179,7 @@ where
         .route("/metrics", get(status::metrics))
         .route(gate::OPEN_PATH, get(status::healthz))
         .with_state(state)
-        .layer(GateLayer::new(options))
+        .layer(GateLayer::new(options, sessions))
 }
 
 /// Serves MCP over HTTP on `addr` until `shutdown` resolves, then shuts down
@@ -181,6 +217,8 @@ where
         options.serving_threads,
         listener,
         app,
+        options.connection,
+        options.max_connections,
         stop_accepting.clone(),
     )
     .map_err(HttpError::Serve)?;

@@ -17,18 +17,25 @@
 //!
 //! One acceptor hands accepted connections to the threads in turn (round
 //! robin), which spreads even a few clients over every core, where
-//! `SO_REUSEPORT` hashing could put two clients on one thread.
+//! `SO_REUSEPORT` hashing could put two clients on one thread. It also keeps
+//! the number of open connections under `--max-connections`; each connection
+//! is served by [`connection`](super::connection), which bounds how long it
+//! may sit idle or stall.
 
-use std::future::IntoFuture as _;
 use std::io;
-use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::serve::Listener;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
+
+use super::connection::{self, ConnectionLimits, Held};
+
+/// A connection on its way from the acceptor to a serving thread, with its
+/// place under the connection cap.
+type Accepted = (std::net::TcpStream, OwnedSemaphorePermit);
 
 /// Threads serving HTTP connections, and the acceptor feeding them.
 pub(crate) struct ServingThreads {
@@ -40,22 +47,23 @@ pub(crate) struct ServingThreads {
 impl ServingThreads {
     /// Starts `count` serving threads running `app`, and an acceptor task on
     /// the current runtime that hands them what `listener` accepts until
-    /// `stop_accepting` is cancelled. Each thread then stops serving
-    /// gracefully: open connections finish their requests.
+    /// `stop_accepting` is cancelled, at most `max_connections` open at once.
+    /// Each thread then stops serving gracefully: open connections finish
+    /// their requests.
     pub(crate) fn start(
         count: usize,
         listener: TcpListener,
         app: Router,
+        limits: ConnectionLimits,
+        max_connections: usize,
         stop_accepting: CancellationToken,
     ) -> io::Result<Self> {
-        let local = listener.local_addr()?;
         let abort = CancellationToken::new();
         let mut inboxes = Vec::with_capacity(count);
         let mut finished = Vec::with_capacity(count);
         for index in 0..count.max(1) {
             let (inbox, connections) = mpsc::unbounded_channel();
             let (done, finished_rx) = oneshot::channel();
-            let handoff = Handoff { connections, local };
             let app = app.clone();
             let stop = stop_accepting.clone();
             let abort = abort.clone();
@@ -74,14 +82,8 @@ impl ServingThreads {
                         tokio::spawn(super::deadline::keep_timers_due(
                             super::coalesce::release_held,
                         ));
-                        let serving = axum::serve(handoff, app)
-                            .with_graceful_shutdown(stop.cancelled_owned());
                         tokio::select! {
-                            served = serving.into_future() => {
-                                if let Err(error) = served {
-                                    tracing::error!(%error, "a serving thread failed");
-                                }
-                            }
+                            () = serve_connections(connections, app, limits, stop) => {}
                             () = abort.cancelled() => {}
                         }
                     });
@@ -92,7 +94,8 @@ impl ServingThreads {
             inboxes.push(inbox);
             finished.push(finished_rx);
         }
-        tokio::spawn(accept(listener, inboxes, stop_accepting));
+        let slots = Arc::new(Semaphore::new(max_connections.max(1)));
+        tokio::spawn(accept(listener, inboxes, slots, stop_accepting));
         Ok(Self { finished, abort })
     }
 
@@ -106,19 +109,70 @@ impl ServingThreads {
     }
 }
 
+/// A serving thread's loop: serves each connection handed to it, until
+/// `stop`; then waits until every one of them has closed gracefully.
+async fn serve_connections(
+    mut inbox: mpsc::UnboundedReceiver<Accepted>,
+    app: Router,
+    limits: ConnectionLimits,
+    stop: CancellationToken,
+) {
+    let (all_closed, open) = watch::channel(());
+    loop {
+        let (stream, permit) = tokio::select! {
+            () = stop.cancelled() => break,
+            handed = inbox.recv() => match handed {
+                Some(handed) => handed,
+                // The acceptor has stopped, so shutdown has begun.
+                None => break,
+            },
+        };
+        let stream = match TcpStream::from_std(stream) {
+            Ok(stream) => stream,
+            Err(error) => {
+                tracing::debug!(%error, "cannot take over a connection");
+                continue;
+            }
+        };
+        let held = Held {
+            _permit: permit,
+            _open: open.clone(),
+        };
+        tokio::spawn(connection::serve(
+            stream,
+            app.clone(),
+            limits,
+            stop.clone(),
+            held,
+        ));
+    }
+    drop(open);
+    all_closed.closed().await;
+}
+
 /// Accepts connections and hands each to the next serving thread.
+///
+/// At most `slots` connections are open at once: when all are taken the
+/// acceptor stops accepting (new connections wait in the kernel's backlog)
+/// until one closes. Idle connections close after the header timeout, so a
+/// crowd of idle sockets holds the others back for at most that long.
 async fn accept(
     listener: TcpListener,
-    mut inboxes: Vec<mpsc::UnboundedSender<(std::net::TcpStream, SocketAddr)>>,
+    mut inboxes: Vec<mpsc::UnboundedSender<Accepted>>,
+    slots: Arc<Semaphore>,
     stop: CancellationToken,
 ) {
     let mut next = 0;
+    let mut full = false;
     loop {
+        let Some(permit) = connection_slot(&slots, &mut full, &stop).await else {
+            return;
+        };
         let accepted = tokio::select! {
             () = stop.cancelled() => return,
             accepted = listener.accept() => accepted,
         };
-        let (stream, peer) = match accepted {
+        let (stream, _peer) = match accepted {
             Ok(accepted) => accepted,
             Err(error) => {
                 accept_failed(error).await;
@@ -138,7 +192,7 @@ async fn accept(
                 continue;
             }
         };
-        let mut handed = (stream, peer);
+        let mut handed = (stream, permit);
         loop {
             match inboxes[next].send(handed) {
                 Ok(()) => {
@@ -162,6 +216,32 @@ async fn accept(
     }
 }
 
+/// A place for the next connection: at once when one is free; else once an
+/// open connection closes, with a log line when the limit is first reached
+/// (`full` remembers that until a place is free at once again). `None` once
+/// `stop` is cancelled.
+async fn connection_slot(
+    slots: &Arc<Semaphore>,
+    full: &mut bool,
+    stop: &CancellationToken,
+) -> Option<OwnedSemaphorePermit> {
+    if let Ok(permit) = slots.clone().try_acquire_owned() {
+        *full = false;
+        return Some(permit);
+    }
+    if !*full {
+        *full = true;
+        tracing::warn!(
+            "connection limit reached (--max-connections); new connections wait until an \
+             open one closes"
+        );
+    }
+    tokio::select! {
+        () = stop.cancelled() => None,
+        permit = slots.clone().acquire_owned() => permit.ok(),
+    }
+}
+
 /// After a failed accept: a connection reset before it was accepted is
 /// nothing; anything else (out of file descriptors, say) is logged and
 /// retried after a pause, so the loop does not spin.
@@ -177,39 +257,11 @@ async fn accept_failed(error: io::Error) {
     tokio::time::sleep(Duration::from_secs(1)).await;
 }
 
-/// A serving thread's listener: the connections the acceptor hands it.
-struct Handoff {
-    connections: mpsc::UnboundedReceiver<(std::net::TcpStream, SocketAddr)>,
-    local: SocketAddr,
-}
-
-impl Listener for Handoff {
-    type Io = TcpStream;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (TcpStream, SocketAddr) {
-        loop {
-            let Some((stream, peer)) = self.connections.recv().await else {
-                // The acceptor has stopped, so graceful shutdown has begun and
-                // axum stops asking.
-                return std::future::pending().await;
-            };
-            match TcpStream::from_std(stream) {
-                Ok(stream) => return (stream, peer),
-                Err(error) => tracing::debug!(%error, "cannot take over a connection"),
-            }
-        }
-    }
-
-    fn local_addr(&self) -> io::Result<SocketAddr> {
-        Ok(self.local)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use axum::routing::get;
+    use std::net::SocketAddr;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// The name of the thread that answered a `GET /` on a new connection.
@@ -224,6 +276,21 @@ mod tests {
         response.rsplit("\r\n\r\n").next().unwrap().to_string()
     }
 
+    const LIMITS: ConnectionLimits = ConnectionLimits {
+        header_timeout: Duration::from_secs(30),
+        write_stall_timeout: Duration::from_secs(30),
+    };
+
+    fn start(
+        threads: usize,
+        listener: TcpListener,
+        app: Router,
+        max_connections: usize,
+        stop: CancellationToken,
+    ) -> ServingThreads {
+        ServingThreads::start(threads, listener, app, LIMITS, max_connections, stop).unwrap()
+    }
+
     fn thread_name_app() -> Router {
         Router::new().route(
             "/",
@@ -236,7 +303,7 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let stop = CancellationToken::new();
-        let threads = ServingThreads::start(3, listener, thread_name_app(), stop.clone()).unwrap();
+        let threads = start(3, listener, thread_name_app(), 100, stop.clone());
         let mut seen = Vec::new();
         for _ in 0..6 {
             seen.push(answering_thread(addr).await);
@@ -265,7 +332,8 @@ mod tests {
         drop(dropped);
         let (live, mut received) = mpsc::unbounded_channel();
         let stop = CancellationToken::new();
-        let acceptor = tokio::spawn(accept(listener, vec![dead, live], stop.clone()));
+        let slots = Arc::new(Semaphore::new(10));
+        let acceptor = tokio::spawn(accept(listener, vec![dead, live], slots, stop.clone()));
         let _first = TcpStream::connect(addr).await.unwrap();
         let _second = TcpStream::connect(addr).await.unwrap();
         for _ in 0..2 {
@@ -288,7 +356,7 @@ mod tests {
             }),
         );
         let stop = CancellationToken::new();
-        let threads = ServingThreads::start(1, listener, app, stop.clone()).unwrap();
+        let threads = start(1, listener, app, 100, stop.clone());
         let mut stream = TcpStream::connect(addr).await.unwrap();
         stream
             .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
