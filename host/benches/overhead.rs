@@ -102,7 +102,7 @@ fn overhead(c: &mut Criterion) {
         .unwrap();
     group.bench_function("call_unknown_tool", |b| {
         b.iter(|| {
-            let outcome = serving.block_on(plugin.call("nope", "{}", CallContext::default()));
+            let outcome = serving.block_on(plugin.call("nope", &json!({}), CallContext::default()));
             assert!(outcome.is_err());
         })
     });
@@ -110,13 +110,13 @@ fn overhead(c: &mut Criterion) {
     group.bench_function("call_echo", |b| {
         b.iter(|| {
             serving
-                .block_on(plugin.call("echo", r#"{"text":"hello"}"#, CallContext::default()))
+                .block_on(plugin.call("echo", &json!({"text": "hello"}), CallContext::default()))
                 .unwrap()
         })
     });
 
     let output = tokio
-        .block_on(plugin.call("echo", r#"{"text":"hello"}"#, CallContext::default()))
+        .block_on(plugin.call("echo", &json!({"text": "hello"}), CallContext::default()))
         .unwrap();
     group.bench_function("result_conversion", |b| {
         b.iter_batched(

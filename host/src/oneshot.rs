@@ -98,11 +98,7 @@ impl Single {
         }
         let outcome = self
             .plugin
-            .call(
-                &found.spec().name,
-                &arguments.to_string(),
-                CallContext::default(),
-            )
+            .call(&found.spec().name, arguments, CallContext::default())
             .await;
         Ok(match outcome {
             Ok(output) => CallResult::Output(output),

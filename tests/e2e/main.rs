@@ -4,6 +4,7 @@
 //! The plugins come from `cargo xtask plugins` (`target/plugins`,
 //! `target/test-plugins`); `cargo xtask test` builds them first.
 
+mod arguments;
 mod busy_poll;
 mod chaos;
 mod client_input;

@@ -202,7 +202,11 @@ mod tests {
         // would hold its thread for good, so it runs on one of its own.
         let (done, outcome) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let _ = done.send(serving.block_on(plugin.call("spin", "{}", CallContext::default())));
+            let _ = done.send(serving.block_on(plugin.call(
+                "spin",
+                &serde_json::json!({}),
+                CallContext::default(),
+            )));
         });
         let outcome = outcome.recv_timeout(Duration::from_secs(10));
         assert_eq!(

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 /// Why a call produced no result from the tool itself.
 ///
-/// Every variant but `UnknownTool` is a tool execution error: the call ran (or
-/// tried to) and the model should see the message.
+/// Every variant but `UnknownTool` and `ArgumentsTooLarge` is a tool execution
+/// error: the call ran (or tried to) and the model should see the message.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CallFailure {
     #[error("the plugin has no tool named `{0}`")]
@@ -20,6 +20,13 @@ pub enum CallFailure {
     UnknownResource(String),
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
+    /// A plain component's arguments would take more host memory once
+    /// converted than the plugin's memory limit (a protocol error, -32602).
+    #[error(
+        "arguments too large: converted for the plugin they would take more than \
+         {limit} bytes of host memory (its memory limit); send less"
+    )]
+    ArgumentsTooLarge { limit: usize },
     #[error("{0}")]
     Failed(String),
     #[error("the call was stopped after its time limit of {} ms", .0.as_millis())]

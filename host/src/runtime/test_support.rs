@@ -35,7 +35,7 @@ pub(crate) async fn count(
     plugin: &Plugin,
     ctx: CallContext,
 ) -> Result<serde_json::Value, CallFailure> {
-    let out = plugin.call("count", "{}", ctx).await?;
+    let out = plugin.call("count", &serde_json::json!({}), ctx).await?;
     Ok(out.structured.unwrap()["result"].clone())
 }
 

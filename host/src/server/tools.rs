@@ -52,8 +52,7 @@ pub(super) async fn call(
             &context,
             |input| {
                 server.run_in_call_context(&context, plugin.name(), input, |call| {
-                    let arguments = arguments.to_string();
-                    async move { plugin.call(&tool.spec().name, &arguments, call).await }
+                    plugin.call(&tool.spec().name, &arguments, call)
                 })
             },
             CallFailure::Failed,
@@ -82,6 +81,10 @@ pub(super) async fn call(
             Ok(mcp_result(output).into())
         }
         Err(CallFailure::UnknownTool(_)) => Err(unknown_tool(&request.name)),
+        Err(failure @ CallFailure::ArgumentsTooLarge { limit }) => Err(McpError::invalid_params(
+            failure.to_string(),
+            Some(json!({ "limit": limit })),
+        )),
         Err(failure) => {
             tracing::warn!(tool = tool.name(), "call failed: {failure}");
             Ok(tool_error(format!("Tool `{}` failed: {failure}", tool.name())).into())

@@ -28,6 +28,25 @@ pub enum ConvertError {
         min: String,
         max: String,
     },
+    #[error(
+        "at {}: {value} is not an exact {ty}: beyond ±9007199254740992 (2^53) an integer \
+         must be written in plain digits, from {min} to {max}",
+        at(.path)
+    )]
+    Inexact {
+        path: String,
+        value: String,
+        ty: String,
+        min: String,
+        max: String,
+    },
+    #[error(
+        "the arguments would take more than {limit} bytes of host memory once converted \
+         (the plugin's memory limit)"
+    )]
+    TooLarge { limit: usize },
+    #[error("the component returned {value} as {ty}, which JSON cannot carry")]
+    NotFinite { value: String, ty: &'static str },
     #[error("at {}: missing required property `{name}`", at(.path))]
     Missing { path: String, name: String },
     #[error("at {}: unknown property `{name}`", at(.path))]
@@ -93,10 +112,55 @@ fn listing<'a>(names: impl Iterator<Item = &'a str>) -> String {
         .join(", ")
 }
 
-/// The parameters of `sig` from a JSON object keyed by parameter name, in order.
-pub fn params_from_json(sig: &Signature, args: &Value) -> Result<Vec<Val>, ConvertError> {
+/// The host memory one call's converted arguments may take.
+///
+/// A component value costs the host far more than its JSON text (each item of
+/// a `list<u8>` is a whole `Val`), so every value is charged before it is
+/// made, and a call whose arguments would go over is refused before anything
+/// big is allocated.
+#[derive(Debug)]
+pub struct Budget {
+    limit: usize,
+    used: usize,
+}
+
+/// What one `Val` takes, wherever it is stored.
+const VAL_BYTES: usize = std::mem::size_of::<Val>();
+
+impl Budget {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: usize) -> Self {
+        Self { limit, used: 0 }
+    }
+
+    /// The bytes charged so far.
+    pub fn used(&self) -> usize {
+        self.used
+    }
+
+    fn charge(&mut self, bytes: usize) -> Result<(), ConvertError> {
+        self.used = self.used.saturating_add(bytes);
+        if self.used > self.limit {
+            return Err(ConvertError::TooLarge { limit: self.limit });
+        }
+        Ok(())
+    }
+
+    /// `count` values stored side by side.
+    fn charge_vals(&mut self, count: usize) -> Result<(), ConvertError> {
+        self.charge(count.saturating_mul(VAL_BYTES))
+    }
+}
+
+/// The parameters of `sig` from a JSON object keyed by parameter name, in order,
+/// charging `budget` for every value made.
+pub fn params_from_json(
+    sig: &Signature,
+    args: &Value,
+    budget: &mut Budget,
+) -> Result<Vec<Val>, ConvertError> {
     let fields = sig.params.iter().map(|(name, ty)| (name.as_str(), ty));
-    match object_from_json(fields, args, "")? {
+    match object_from_json(fields, args, "", budget)? {
         Val::Record(values) => Ok(values.into_iter().map(|(_, v)| v).collect()),
         _ => unreachable!("object_from_json builds a record"),
     }
@@ -108,6 +172,7 @@ fn object_from_json<'a>(
     fields: impl Iterator<Item = (&'a str, &'a WitType)> + Clone,
     value: &Value,
     path: &str,
+    budget: &mut Budget,
 ) -> Result<Val, ConvertError> {
     let Value::Object(map) = value else {
         return Err(wrong(path, "an object", value));
@@ -121,10 +186,13 @@ fn object_from_json<'a>(
             name: name.clone(),
         });
     }
-    let mut values = Vec::new();
+    let count = fields.clone().count();
+    budget.charge(count.saturating_mul(std::mem::size_of::<(String, Val)>()))?;
+    let mut values = Vec::with_capacity(count);
     for (name, ty) in fields {
+        budget.charge(name.len())?;
         let val = match map.get(name) {
-            Some(member) => from_json(ty, member, &child(path, name))?,
+            Some(member) => from_json(ty, member, &child(path, name), budget)?,
             None if ty.is_option() => Val::Option(None),
             None => {
                 return Err(ConvertError::Missing {
@@ -138,8 +206,13 @@ fn object_from_json<'a>(
     Ok(Val::Record(values))
 }
 
-/// One value of type `ty` from JSON.
-pub fn from_json(ty: &WitType, value: &Value, path: &str) -> Result<Val, ConvertError> {
+/// One value of type `ty` from JSON, charged to `budget`.
+pub fn from_json(
+    ty: &WitType,
+    value: &Value,
+    path: &str,
+    budget: &mut Budget,
+) -> Result<Val, ConvertError> {
     Ok(match ty {
         WitType::Bool => Val::Bool(
             value
@@ -154,8 +227,7 @@ pub fn from_json(ty: &WitType, value: &Value, path: &str) -> Result<Val, Convert
         WitType::U32 => Val::U32(integer(ty, value, path)?),
         WitType::S64 => Val::S64(integer(ty, value, path)?),
         WitType::U64 => Val::U64(integer(ty, value, path)?),
-        // f32 rounds to the nearest representable value, as a cast does.
-        WitType::F32 => Val::Float32(number(value, path)? as f32),
+        WitType::F32 => Val::Float32(single(value, path)?),
         WitType::F64 => Val::Float64(number(value, path)?),
         WitType::Char => {
             let text = value
@@ -172,23 +244,24 @@ pub fn from_json(ty: &WitType, value: &Value, path: &str) -> Result<Val, Convert
                 }
             }
         }
-        WitType::String => Val::String(
-            value
+        WitType::String => {
+            let text = value
                 .as_str()
-                .ok_or_else(|| wrong(path, "a string", value))?
-                .to_string(),
-        ),
+                .ok_or_else(|| wrong(path, "a string", value))?;
+            budget.charge(text.len())?;
+            Val::String(text.to_string())
+        }
         WitType::List(item) => {
             let items = value
                 .as_array()
                 .ok_or_else(|| wrong(path, "an array", value))?;
-            Val::List(
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| from_json(item, v, &child(path, &i.to_string())))
-                    .collect::<Result<_, _>>()?,
-            )
+            // Charged and allocated once, at its exact size.
+            budget.charge_vals(items.len())?;
+            let mut vals = Vec::with_capacity(items.len());
+            for (i, v) in items.iter().enumerate() {
+                vals.push(from_json(item, v, &child(path, &i.to_string()), budget)?);
+            }
+            Val::List(vals)
         }
         WitType::Tuple(types) => {
             let items = value
@@ -201,23 +274,28 @@ pub fn from_json(ty: &WitType, value: &Value, path: &str) -> Result<Val, Convert
                     got: items.len(),
                 });
             }
+            budget.charge_vals(types.len())?;
             Val::Tuple(
                 types
                     .iter()
                     .zip(items)
                     .enumerate()
-                    .map(|(i, (t, v))| from_json(t, v, &child(path, &i.to_string())))
+                    .map(|(i, (t, v))| from_json(t, v, &child(path, &i.to_string()), budget))
                     .collect::<Result<_, _>>()?,
             )
         }
         WitType::Option(inner) => match value {
             Value::Null => Val::Option(None),
-            some => Val::Option(Some(Box::new(from_json(inner, some, path)?))),
+            some => {
+                budget.charge_vals(1)?;
+                Val::Option(Some(Box::new(from_json(inner, some, path, budget)?)))
+            }
         },
         WitType::Result { ok, err } => {
             let (tag, payload) = single_tag(value, path, ["ok", "err"].into_iter())?;
             let payload_ty = if tag == "ok" { ok } else { err };
-            let payload = optional_payload(payload_ty.as_deref(), payload, &child(path, tag))?;
+            let payload =
+                optional_payload(payload_ty.as_deref(), payload, &child(path, tag), budget)?;
             Val::Result(if tag == "ok" {
                 Ok(payload)
             } else {
@@ -231,8 +309,9 @@ pub fn from_json(ty: &WitType, value: &Value, path: &str) -> Result<Val, Convert
                 .map(|f: &Field| (f.name.as_str(), &f.ty)),
             value,
             path,
+            budget,
         )?,
-        WitType::Variant(variant) => variant_from_json(&variant.items, value, path)?,
+        WitType::Variant(variant) => variant_from_json(&variant.items, value, path, budget)?,
         WitType::Enum(cases) => {
             let name = value
                 .as_str()
@@ -244,12 +323,14 @@ pub fn from_json(ty: &WitType, value: &Value, path: &str) -> Result<Val, Convert
                     allowed: listing(cases.items.iter().map(String::as_str)),
                 });
             }
+            budget.charge(name.len())?;
             Val::Enum(name.to_string())
         }
         WitType::Flags(flags) => {
             let items = value
                 .as_array()
                 .ok_or_else(|| wrong(path, "an array", value))?;
+            budget.charge(items.len().saturating_mul(std::mem::size_of::<String>()))?;
             let mut set: Vec<String> = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
                 let item_path = child(path, &i.to_string());
@@ -269,6 +350,7 @@ pub fn from_json(ty: &WitType, value: &Value, path: &str) -> Result<Val, Convert
                         name: name.to_string(),
                     });
                 }
+                budget.charge(name.len())?;
                 set.push(name.to_string());
             }
             Val::Flags(set)
@@ -277,9 +359,15 @@ pub fn from_json(ty: &WitType, value: &Value, path: &str) -> Result<Val, Convert
 }
 
 /// `{"case": payload}`, or the bare name of a payloadless case.
-fn variant_from_json(cases: &[Case], value: &Value, path: &str) -> Result<Val, ConvertError> {
+fn variant_from_json(
+    cases: &[Case],
+    value: &Value,
+    path: &str,
+    budget: &mut Budget,
+) -> Result<Val, ConvertError> {
     let names = || cases.iter().map(|c| c.name.as_str());
     if let Value::String(name) = value {
+        budget.charge(name.len())?;
         return match cases.iter().find(|c| c.name == *name) {
             Some(case) if case.ty.is_none() => Ok(Val::Variant(name.clone(), None)),
             _ => Err(ConvertError::NotAllowed {
@@ -296,7 +384,8 @@ fn variant_from_json(cases: &[Case], value: &Value, path: &str) -> Result<Val, C
     }
     let (tag, payload) = single_tag(value, path, names())?;
     let case = cases.iter().find(|c| c.name == tag).expect("tag is a case");
-    let payload = optional_payload(case.ty.as_ref(), payload, &child(path, tag))?;
+    budget.charge(tag.len())?;
+    let payload = optional_payload(case.ty.as_ref(), payload, &child(path, tag), budget)?;
     Ok(Val::Variant(tag.to_string(), payload))
 }
 
@@ -332,9 +421,13 @@ fn optional_payload(
     ty: Option<&WitType>,
     value: &Value,
     path: &str,
+    budget: &mut Budget,
 ) -> Result<Option<Box<Val>>, ConvertError> {
     match ty {
-        Some(ty) => Ok(Some(Box::new(from_json(ty, value, path)?))),
+        Some(ty) => {
+            budget.charge_vals(1)?;
+            Ok(Some(Box::new(from_json(ty, value, path, budget)?)))
+        }
         None if value.is_null() => Ok(None),
         None => Err(wrong(path, "null", value)),
     }
@@ -354,8 +447,16 @@ fn range(ty: &WitType) -> (i128, i128) {
     }
 }
 
+/// Beyond this magnitude a JSON number that serde_json did not read as an
+/// integer (it has a fraction or an exponent, or its digits exceed 64 bits)
+/// may have been rounded on the way in: `-9223372036854775809` reads as
+/// `-9223372036854775808.0`.
+const EXACT_IN_DOUBLE: f64 = 9_007_199_254_740_992.0;
+
 /// An integer in `ty`'s range. A number with no fraction (`3.0`) counts, as it
-/// does for JSON Schema's `integer`.
+/// does for JSON Schema's `integer`, but only up to ±2^53, where a double
+/// still holds every integer exactly; beyond, only plain digits are taken, so
+/// no number is silently changed.
 fn integer<T: TryFrom<i128>>(ty: &WitType, value: &Value, path: &str) -> Result<T, ConvertError> {
     let Value::Number(n) = value else {
         return Err(wrong(path, "an integer", value));
@@ -369,7 +470,16 @@ fn integer<T: TryFrom<i128>>(ty: &WitType, value: &Value, path: &str) -> Result<
         if f.fract() != 0.0 || !f.is_finite() {
             return Err(wrong(path, "an integer", value));
         }
-        // Saturates far outside every range, which the check below reports.
+        let (min, max) = range(ty);
+        if f.abs() > EXACT_IN_DOUBLE {
+            return Err(ConvertError::Inexact {
+                path: path.to_string(),
+                value: n.to_string(),
+                ty: ty.to_string(),
+                min: min.to_string(),
+                max: max.to_string(),
+            });
+        }
         f as i128
     };
     let (min, max) = range(ty);
@@ -389,8 +499,26 @@ fn number(value: &Value, path: &str) -> Result<f64, ConvertError> {
     value.as_f64().ok_or_else(|| wrong(path, "a number", value))
 }
 
-/// A component value of type `ty` as JSON. Floats that JSON cannot hold (NaN,
-/// infinities) become `null`.
+/// An `f32`: rounded to the nearest one, as a cast does, but a number beyond
+/// its largest finite value is refused rather than made an infinity.
+fn single(value: &Value, path: &str) -> Result<f32, ConvertError> {
+    let wide = number(value, path)?;
+    let max = f64::from(f32::MAX);
+    if wide.abs() > max {
+        return Err(ConvertError::OutOfRange {
+            path: path.to_string(),
+            value: value.to_string(),
+            ty: "f32".into(),
+            min: Value::from(-max).to_string(),
+            max: Value::from(max).to_string(),
+        });
+    }
+    Ok(wide as f32)
+}
+
+/// A component value of type `ty` as JSON. A float that JSON cannot hold (NaN,
+/// an infinity) fails the conversion, and with it the call, with a message
+/// that says so: `null` would hide it and break the output schema.
 pub fn to_json(ty: &WitType, val: &Val) -> Result<Value, ConvertError> {
     let mismatch = || ConvertError::Mismatch(ty.to_string());
     Ok(match (ty, val) {
@@ -405,8 +533,8 @@ pub fn to_json(ty: &WitType, val: &Val) -> Result<Value, ConvertError> {
         (WitType::U64, Val::U64(i)) => (*i).into(),
         // Through the shortest decimal form: 0.1f32 comes back as 0.1, not as
         // 0.10000000149011612.
-        (WitType::F32, Val::Float32(f)) => float(f.to_string().parse().unwrap_or(f64::NAN)),
-        (WitType::F64, Val::Float64(f)) => float(*f),
+        (WitType::F32, Val::Float32(f)) => float(f.to_string().parse().unwrap_or(f64::NAN), "f32")?,
+        (WitType::F64, Val::Float64(f)) => float(*f, "f64")?,
         (WitType::Char, Val::Char(c)) => Value::String(c.to_string()),
         (WitType::String, Val::String(s)) => Value::String(s.clone()),
         (WitType::List(item), Val::List(vals)) => Value::Array(
@@ -479,8 +607,13 @@ fn payload_json(ty: Option<&WitType>, val: Option<&Val>) -> Result<Value, Conver
     }
 }
 
-fn float(f: f64) -> Value {
-    Number::from_f64(f).map_or(Value::Null, Value::Number)
+fn float(f: f64, ty: &'static str) -> Result<Value, ConvertError> {
+    Number::from_f64(f)
+        .map(Value::Number)
+        .ok_or_else(|| ConvertError::NotFinite {
+            value: f.to_string(),
+            ty,
+        })
 }
 
 #[cfg(test)]

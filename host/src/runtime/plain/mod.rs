@@ -18,7 +18,7 @@ pub mod shape;
 use serde_json::{Value, json};
 use wasmtime::component::Val;
 
-pub use convert::ConvertError;
+pub use convert::{Budget, ConvertError};
 pub(crate) use describe::{PlainTool, describe};
 
 use super::failure::CallFailure;
@@ -30,12 +30,17 @@ pub(crate) struct PlainExports {
     pub(crate) tools: Vec<PlainTool>,
 }
 
-/// The call's parameters from its JSON arguments (an object as text).
-pub(crate) fn arguments(signature: &Signature, arguments: &str) -> Result<Vec<Val>, CallFailure> {
-    let args: Value = serde_json::from_str(arguments)
-        .map_err(|e| CallFailure::InvalidArguments(format!("not valid JSON: {e}")))?;
-    convert::params_from_json(signature, &args)
-        .map_err(|e| CallFailure::InvalidArguments(e.to_string()))
+/// The call's parameters from its JSON arguments (an object), taking at most
+/// `budget` bytes of host memory (see [`Budget`]).
+pub(crate) fn arguments(
+    signature: &Signature,
+    arguments: &Value,
+    budget: usize,
+) -> Result<Vec<Val>, CallFailure> {
+    convert::params_from_json(signature, arguments, &mut Budget::new(budget)).map_err(|e| match e {
+        ConvertError::TooLarge { limit } => CallFailure::ArgumentsTooLarge { limit },
+        other => CallFailure::InvalidArguments(other.to_string()),
+    })
 }
 
 /// A placeholder for each result slot that `Func::call_async` fills in.
@@ -175,11 +180,25 @@ mod tests {
     }
 
     #[test]
-    fn arguments_must_be_json() {
-        let failure = arguments(&sig(None), "{").unwrap_err();
+    fn arguments_over_the_budget_are_refused() {
+        let list = Signature {
+            name: "f".into(),
+            params: vec![("xs".into(), WitType::List(Box::new(WitType::U8)))],
+            result: None,
+        };
+        let xs = json!({"xs": vec![7u8; 1000]});
+        let item = std::mem::size_of::<Val>();
+        // The record of parameters, its one name, then the items.
+        let needed = std::mem::size_of::<(String, Val)>() + 2 + 1000 * item;
+        assert_eq!(arguments(&list, &xs, needed).unwrap().len(), 1);
         assert_eq!(
-            failure.to_string(),
-            "invalid arguments: not valid JSON: EOF while parsing an object at line 1 column 1"
+            arguments(&list, &xs, needed - 1).unwrap_err(),
+            CallFailure::ArgumentsTooLarge { limit: needed - 1 }
+        );
+        assert_eq!(
+            arguments(&list, &xs, 1000).unwrap_err().to_string(),
+            "arguments too large: converted for the plugin they would take more than \
+             1000 bytes of host memory (its memory limit); send less"
         );
     }
 }

@@ -59,7 +59,14 @@ pub fn type_schema(ty: &WitType) -> Value {
         WitType::U32 => int(u32::MIN, u32::MAX),
         WitType::S64 => int(i64::MIN, i64::MAX),
         WitType::U64 => int(u64::MIN, u64::MAX),
-        WitType::F32 | WitType::F64 => json!({"type": "number"}),
+        // JSON cannot exceed a double; an f32 can: its range is stated, and
+        // checked again when the arguments are converted.
+        WitType::F32 => json!({
+            "type": "number",
+            "minimum": -f64::from(f32::MAX),
+            "maximum": f64::from(f32::MAX),
+        }),
+        WitType::F64 => json!({"type": "number"}),
         WitType::Char => json!({"type": "string", "minLength": 1, "maxLength": 1}),
         WitType::String => json!({"type": "string"}),
         WitType::List(item) => json!({"type": "array", "items": type_schema(item)}),
@@ -185,6 +192,15 @@ mod tests {
 
     fn opt(t: WitType) -> WitType {
         WitType::Option(Box::new(t))
+    }
+
+    #[test]
+    fn f32_states_its_range_and_f64_needs_none() {
+        assert_eq!(
+            type_schema(&WitType::F32),
+            json!({"type": "number", "minimum": -3.4028234663852886e38, "maximum": 3.4028234663852886e38})
+        );
+        assert_eq!(type_schema(&WitType::F64), json!({"type": "number"}));
     }
 
     #[test]

@@ -1,4 +1,5 @@
 //! Plain components from hand-written WAT: loading, calling, refusing.
+use serde_json::json;
 
 use wasmtime::Store;
 
@@ -44,12 +45,14 @@ async fn a_hand_written_plain_component_is_a_tool() {
         Some("answer() -> u32")
     );
     let out = plugin
-        .call("answer", "{}", CallContext::default())
+        .call("answer", &json!({}), CallContext::default())
         .await
         .unwrap();
     assert_eq!(out.structured, Some(serde_json::json!({"result": 42})));
     assert_eq!(
-        plugin.call("nope", "{}", CallContext::default()).await,
+        plugin
+            .call("nope", &json!({}), CallContext::default())
+            .await,
         Err(CallFailure::UnknownTool("nope".into()))
     );
 }
@@ -102,13 +105,17 @@ async fn interface_functions_are_tools_and_system_exports_are_not() {
         Some("Adds two numbers.")
     );
     let out = plugin
-        .call("math.add", r#"{"a": 2, "b": -5}"#, CallContext::default())
+        .call(
+            "math.add",
+            &json!({"a": 2, "b": -5}),
+            CallContext::default(),
+        )
         .await
         .unwrap();
     assert_eq!(out.structured, Some(serde_json::json!({"result": -3})));
     assert_eq!(
         plugin
-            .call("math.add", r#"{"a": 2}"#, CallContext::default())
+            .call("math.add", &json!({"a": 2}), CallContext::default())
             .await,
         Err(CallFailure::InvalidArguments(
             "at (root): missing required property `b`".into()
@@ -155,7 +162,7 @@ async fn components_built_against_the_older_host_interface_still_link() {
     let plugin = runtime().load("old", bytes).await.unwrap();
     assert_eq!(plugin.imports(), ["wharf:plugin/host@0.1.0"]);
     let out = plugin
-        .call("cancelled", "{}", CallContext::default())
+        .call("cancelled", &json!({}), CallContext::default())
         .await
         .unwrap();
     assert_eq!(out.structured, Some(serde_json::json!({"result": false})));
@@ -175,7 +182,7 @@ async fn a_finished_call_ends_at_once_and_its_store_goes_when_the_thread_yields(
         events: Some(events),
         ..CallContext::default()
     };
-    plugin.call("answer", "{}", ctx).await.unwrap();
+    plugin.call("answer", &json!({}), ctx).await.unwrap();
     assert_eq!(runtime.retirer.waiting(), 1, "the store waits");
     assert_eq!(
         received.try_recv(),
@@ -194,7 +201,9 @@ async fn stores_waiting_to_be_dropped_never_fill_the_pool() {
     let plugin = runtime.load("wat", answer("")).await.unwrap();
     // Back to back, never waiting on anything that yields to the dropping tasks.
     for _ in 0..3 * crate::runtime::limits::RETIRE_HEADROOM {
-        let out = plugin.call("answer", "{}", CallContext::default()).await;
+        let out = plugin
+            .call("answer", &json!({}), CallContext::default())
+            .await;
         assert_eq!(
             out.unwrap().structured,
             Some(serde_json::json!({"result": 42}))

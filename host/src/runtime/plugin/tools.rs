@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use serde_json::Value;
 use wasmtime::Store;
 use wasmtime::component::{ComponentExportIndex, Func, Instance, Val};
 
@@ -43,7 +44,11 @@ impl Export for PlainCall<'_> {
 }
 
 impl Plugin {
-    /// Calls `tool` with `arguments` (a JSON object as text) in a fresh instance.
+    /// Calls `tool` with `arguments` (a JSON object) in a fresh instance.
+    ///
+    /// A `wharf:plugin` component gets them as JSON text; a plain component's
+    /// are converted straight from the value (no text, no second parse), within
+    /// a host-memory budget of the plugin's memory limit.
     ///
     /// Refused at once if this plugin or the whole server is at its concurrency
     /// limit. A result larger than the output limit, or any HTTP request to a host
@@ -51,7 +56,7 @@ impl Plugin {
     pub async fn call(
         &self,
         tool: &str,
-        arguments: &str,
+        arguments: &Value,
         ctx: CallContext,
     ) -> Result<CallOutput, CallFailure> {
         let output = match self.kind() {
@@ -66,11 +71,11 @@ impl Plugin {
     async fn call_wharf(
         &self,
         tool: &str,
-        arguments: &str,
+        arguments: &Value,
         ctx: CallContext,
     ) -> Result<CallOutput, CallFailure> {
         // The bindings take the `json` type alias (`String`) by reference.
-        let (owned_tool, arguments) = (tool.to_owned(), arguments.to_owned());
+        let (owned_tool, arguments) = (tool.to_owned(), arguments.to_string());
         let outcome = self
             .invoke(
                 Request::Call(TimeLimit::Clock),
@@ -98,9 +103,10 @@ impl Plugin {
     async fn call_plain(
         &self,
         tool: &str,
-        arguments: &str,
+        arguments: &Value,
         ctx: CallContext,
     ) -> Result<CallOutput, CallFailure> {
+        let budget = self.limits().memory_bytes;
         let (results, signature) = self
             .invoke(
                 Request::Call(TimeLimit::Fixed),
@@ -115,7 +121,7 @@ impl Plugin {
                         .find(|t| t.spec.name == tool)
                         .ok_or_else(|| CallFailure::UnknownTool(tool.to_string()))?;
                     // Converted before any instance exists: bad arguments cost nothing.
-                    let params = plain::arguments(&found.signature, arguments)?;
+                    let params = plain::arguments(&found.signature, arguments, budget)?;
                     let results = plain::result_slots(&found.signature);
                     Ok(PlainCall {
                         tool,
