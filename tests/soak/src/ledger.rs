@@ -176,7 +176,10 @@ mod tests {
         ledger.verdict("stdio", "flip", Verdict::Absent);
         ledger.verdict("stdio", "stable", Verdict::Failed("isError".into()));
         let requests = ledger.requests()["stdio"];
-        assert_eq!((requests.sent, requests.answered, requests.unanswered), (2, 1, 1));
+        assert_eq!(
+            (requests.sent, requests.answered, requests.unanswered),
+            (2, 1, 1)
+        );
         let outcomes = ledger.outcomes();
         assert_eq!((outcomes["stable"].ok, outcomes["stable"].failed), (1, 1));
         assert_eq!(outcomes["flip"].absent, 1);

@@ -101,10 +101,7 @@ pub fn least_squares_slope(points: &[(f64, f64)]) -> Option<f64> {
     let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
     let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
     let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
-    let sxy: f64 = points
-        .iter()
-        .map(|p| (p.0 - mean_x) * (p.1 - mean_y))
-        .sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
     (sxx > 0.0).then(|| sxy / sxx)
 }
 
@@ -112,7 +109,13 @@ pub fn least_squares_slope(points: &[(f64, f64)]) -> Option<f64> {
 fn metric(text: &str, name: &str) -> Option<f64> {
     text.lines()
         .filter(|line| !line.starts_with('#'))
-        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .find_map(|line| {
+            line.strip_prefix(name)?
+                .strip_prefix(' ')?
+                .trim()
+                .parse()
+                .ok()
+        })
 }
 
 /// Samples every series once a second until `stopping`; a process that is
@@ -162,11 +165,8 @@ async fn scrape(addr: SocketAddr, connection: &mut Option<Connection>) -> Option
     if connection.is_none() {
         *connection = Connection::open(addr).await.ok();
     }
-    let reply = tokio::time::timeout(
-        Duration::from_secs(5),
-        connection.as_mut()?.get("/metrics"),
-    )
-    .await;
+    let reply =
+        tokio::time::timeout(Duration::from_secs(5), connection.as_mut()?.get("/metrics")).await;
     match reply {
         Ok(Ok(reply)) if reply.status == 200 => Some(String::from_utf8_lossy(&reply.body).into()),
         _ => {
@@ -206,9 +206,15 @@ mod tests {
         }
         let slopes = series.slopes(30.0);
         assert_eq!(slopes.samples, 90);
-        assert!((slopes.rss_mib_per_min.unwrap() - 1.0).abs() < 0.01, "{slopes:?}");
+        assert!(
+            (slopes.rss_mib_per_min.unwrap() - 1.0).abs() < 0.01,
+            "{slopes:?}"
+        );
         // Whole descriptors make a staircase: near the line, not on it.
-        assert!((slopes.fds_per_min.unwrap() - 2.0).abs() < 0.2, "{slopes:?}");
+        assert!(
+            (slopes.fds_per_min.unwrap() - 2.0).abs() < 0.2,
+            "{slopes:?}"
+        );
     }
 
     #[test]

@@ -37,8 +37,8 @@ impl Server {
     /// (stdio) or closed (HTTP).
     pub async fn start(setup: &Setup, label: &'static str, extra: &[&str]) -> Result<Self> {
         let log = setup.work.join(format!("{label}.log"));
-        let stderr = std::fs::File::create(&log)
-            .with_context(|| format!("creating {}", log.display()))?;
+        let stderr =
+            std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         let stdio = extra.is_empty();
         let pipe = || if stdio { Stdio::piped() } else { Stdio::null() };
         let child = Command::new(&setup.wharf)
@@ -100,7 +100,6 @@ impl Server {
         wharf_wire::process::listening_addr(&line).context("no address in the listening line")
     }
 
-
     /// Asks an HTTP server to stop (SIGTERM: a graceful stop).
     pub fn terminate(&self) {
         // SAFETY: kill(2) with a pid we started and have not reaped.
@@ -121,14 +120,22 @@ impl Server {
     }
 }
 
-/// Lines of a log that say the server itself went wrong: a panic of the host
-/// (not a plugin's, which is reported as a tool error) or an error about
-/// a listener or session.
-pub fn alarming_lines(log: &str) -> Vec<String> {
-    log.lines()
-        .filter(|line| line.contains("panicked at") && !line.contains("plugin="))
-        .map(str::to_string)
-        .collect()
+/// Lines of a log that say the host panicked. A plugin's panic is not one:
+/// it is a tool error, logged with what the plugin wrote to stderr (its own
+/// `panicked at` line among it), up to the next timestamped line.
+pub fn host_panics(log: &str) -> Vec<String> {
+    let mut plugin_output = false;
+    let mut panics = Vec::new();
+    for line in log.lines() {
+        if line.starts_with(|c: char| c.is_ascii_digit()) {
+            plugin_output = line.contains("plugin=") || line.ends_with("it wrote to stderr:");
+            continue;
+        }
+        if !plugin_output && line.contains("panicked at") {
+            panics.push(line.to_string());
+        }
+    }
+    panics
 }
 
 /// The folder of plugins, the cache, and the logs of one run, made afresh.
@@ -155,11 +162,16 @@ mod tests {
     #[test]
     fn a_host_panic_alarms_and_a_plugin_panic_does_not() {
         let log = "\
-2026-12-05T10:00:00Z  WARN wharf::runtime: plugin=\"misbehave\" panicked at src/lib.rs:1:1\n\
+2026-12-05T10:00:00Z  INFO wharf::runtime::state: thread '<unnamed>' (1) panicked at \
+tests/plugins/misbehave/src/lib.rs:227:39: plugin=misbehave stream=\"stderr\"\n\
+2026-12-05T10:00:00Z  WARN wharf::server::tools: call failed: the plugin crashed: it \
+executed an `unreachable` instruction (a panic or abort); it wrote to stderr:\n\
+thread '<unnamed>' (1) panicked at tests/plugins/misbehave/src/lib.rs:227:39:\n\
+deliberate panic\n\
 2026-12-05T10:00:01Z  INFO wharf: plugins reloaded\n\
 thread 'tokio-runtime-worker' panicked at host/src/server.rs:10:5:\n";
         assert_eq!(
-            alarming_lines(log),
+            host_panics(log),
             ["thread 'tokio-runtime-worker' panicked at host/src/server.rs:10:5:"]
         );
     }

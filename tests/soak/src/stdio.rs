@@ -49,6 +49,8 @@ struct Table {
     acknowledged: bool,
     /// The server closed its stdout: nothing more will be answered.
     closed: bool,
+    /// The soak closed stdin: the server is expected to close stdout.
+    closing: bool,
 }
 
 /// One server over stdio, in one era.
@@ -97,7 +99,15 @@ impl StdioPeer {
                 }
             }
             reader.listener.closed();
-            reader.table.lock().expect("table").closed = true;
+            let closing = {
+                let mut table = reader.table.lock().expect("table");
+                table.closed = true;
+                table.closing
+            };
+            if !closing {
+                let detail = "the server closed its stdout".to_string();
+                reader.ledger.failure(reader.label, "stdout", detail);
+            }
             reader.count_unanswered();
         });
         peer
@@ -153,6 +163,7 @@ impl StdioPeer {
     /// Closes stdin: the server then exits, and its reader counts any
     /// request still waiting as unanswered.
     pub async fn close(&self) {
+        self.table.lock().expect("table").closing = true;
         drop(self.stdin.lock().await.take());
     }
 
@@ -202,11 +213,10 @@ impl StdioPeer {
                 self.table.lock().expect("table").acknowledged = true;
             }
             Some("notifications/progress") => self.progress(&message),
-            Some(method) if message.get("id").is_some() => self.ledger.failure(
-                self.label,
-                "unexpected server request",
-                method.to_string(),
-            ),
+            Some(method) if message.get("id").is_some() => {
+                self.ledger
+                    .failure(self.label, "unexpected server request", method.to_string())
+            }
             // Logs, prompts and resources list_changed.
             Some(_) => {}
             None => self.answer(message),
@@ -282,9 +292,7 @@ impl Channel for StdioChannel {
     async fn request(&mut self, method: &str, _name: &str, params: Value) -> Option<Answer> {
         let peer = &self.peer;
         let id = peer.next_id.fetch_add(1, Ordering::Relaxed);
-        let token = params["_meta"]
-            .get("progressToken")
-            .map(token_key);
+        let token = params["_meta"].get("progressToken").map(token_key);
         let (tx, rx) = oneshot::channel();
         peer.ledger.sent(peer.label);
         {
@@ -298,17 +306,18 @@ impl Channel for StdioChannel {
             if let Some(token) = &token {
                 table.progress.insert(token.clone(), Vec::new());
             }
-            table.pending.insert(
-                id,
-                Pending {
-                    answer: tx,
-                    token,
-                },
-            );
+            table.pending.insert(id, Pending { answer: tx, token });
         }
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         if let Err(error) = peer.write(&request).await {
-            if peer.table.lock().expect("table").pending.remove(&id).is_some() {
+            if peer
+                .table
+                .lock()
+                .expect("table")
+                .pending
+                .remove(&id)
+                .is_some()
+            {
                 let detail = format!("id {id} could not be written: {error:#}");
                 peer.ledger.unanswered(peer.label, detail);
             }

@@ -134,7 +134,8 @@ impl<C: Channel> Client<C> {
         };
         // No verdict without an answer: the channel counted it unanswered.
         if let Some(verdict) = verdict {
-            self.ledger.verdict(self.channel.label(), op.label(), verdict);
+            self.ledger
+                .verdict(self.channel.label(), op.label(), verdict);
         }
     }
 
@@ -152,7 +153,9 @@ impl<C: Channel> Client<C> {
         match op {
             Op::Stable => ("stable_echo".into(), json!({"text": text})),
             Op::Twin => ("twin_echo".into(), json!({"text": text})),
-            Op::Flip if self.serial % 2 == 0 => ("flip_echo".into(), json!({"text": text})),
+            Op::Flip if self.serial.is_multiple_of(2) => {
+                ("flip_echo".into(), json!({"text": text}))
+            }
             Op::Flip => ("flip_add".into(), json!({"a": self.serial, "b": 1})),
             Op::Gone => ("gone_analyze".into(), json!({"text": "soak soak test"})),
             Op::Spin => ("misbehave_spin".into(), json!({})),
@@ -171,7 +174,10 @@ impl<C: Channel> Client<C> {
         let params = self.params(json!({}));
         let answer = self.channel.request("tools/list", "", params).await?;
         let Some(tools) = answer.message["result"]["tools"].as_array() else {
-            return Some(Verdict::Failed(format!("not a listing: {}", answer.message)));
+            return Some(Verdict::Failed(format!(
+                "not a listing: {}",
+                answer.message
+            )));
         };
         let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
         let missing = ["stable_echo", "twin_echo", "misbehave_progress"]
@@ -194,8 +200,7 @@ impl<C: Channel> Client<C> {
             .request("tools/call", "misbehave_progress", params)
             .await?;
         self.ledger.progress(answer.progress.len());
-        if let verdict @ Verdict::Failed(_) =
-            judge_call(Op::Progress, &json!({}), &answer.message)
+        if let verdict @ Verdict::Failed(_) = judge_call(Op::Progress, &json!({}), &answer.message)
         {
             return Some(verdict);
         }
@@ -219,7 +224,10 @@ impl<C: Channel> Client<C> {
         let accept = |content: Value| json!({"action": "accept", "content": content});
         let steps = [
             (json!({}), Some("step1")),
-            (json!({"step1": accept(json!({"name": "Ada"}))}), Some("step2")),
+            (
+                json!({"step1": accept(json!({"name": "Ada"}))}),
+                Some("step2"),
+            ),
             (json!({"step2": accept(json!({"color": "blue"}))}), None),
         ];
         let mut state = Value::Null;
@@ -372,6 +380,9 @@ mod tests {
             modern["_meta"]["io.modelcontextprotocol/clientCapabilities"],
             json!({"sampling": {}})
         );
-        assert_eq!(params_in(Era::Legacy, json!({"name": "x"}), json!({})), json!({"name": "x"}));
+        assert_eq!(
+            params_in(Era::Legacy, json!({"name": "x"}), json!({})),
+            json!({"name": "x"})
+        );
     }
 }
