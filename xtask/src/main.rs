@@ -10,6 +10,7 @@ mod docs;
 mod examples;
 mod install;
 mod interop;
+mod soak;
 
 /// Wharf's development tasks.
 #[derive(Parser)]
@@ -37,7 +38,7 @@ enum Task {
     Demo,
     /// Everything CI checks: formatting, clippy, plugins, unit and end-to-end
     /// tests, the official Python and TypeScript SDKs and the Inspector against
-    /// the real binary, and the official conformance suite.
+    /// the real binary, the official conformance suite, and a 60 s soak.
     Test,
     /// Only the client interop tests and the conformance suite, against a fresh
     /// debug build of Wharf and the plugins.
@@ -50,6 +51,21 @@ enum Task {
         /// Shorter phases and fewer repetitions (a minute or two; noisier).
         #[arg(long)]
         quick: bool,
+    },
+    /// Soak the real binary: mixed load over stdio and HTTP in both eras while
+    /// the plugin folder churns and a plugin misbehaves; counts every request
+    /// and list change, samples memory, descriptors and threads. Prints a
+    /// table; writes target/soak/report.json; fails if a goal is missed.
+    Soak {
+        /// How long, in minutes (10 before a release).
+        #[arg(long, conflicts_with = "seconds")]
+        minutes: Option<u64>,
+        /// How long, in seconds (CI runs 60).
+        #[arg(long)]
+        seconds: Option<u64>,
+        /// Soak the optimised `--release` build instead of the debug one.
+        #[arg(long)]
+        release: bool,
     },
 }
 
@@ -94,6 +110,14 @@ fn main() -> Result<()> {
             interop::node()
         }
         Task::Bench { quick } => bench(quick),
+        Task::Soak {
+            minutes,
+            seconds,
+            release,
+        } => {
+            let seconds = minutes.map(|m| m * 60).or(seconds).unwrap_or(0);
+            soak::soak(std::time::Duration::from_secs(seconds), release)
+        }
     }
 }
 
@@ -253,7 +277,8 @@ fn test() -> Result<()> {
             root().join("target/test-plugins"),
         ))?;
     python_interop()?;
-    interop::node()
+    interop::node()?;
+    soak::soak(soak::CI_SOAK, false)
 }
 
 /// The official MCP Python SDK against the binary `cargo test` just built.

@@ -14,15 +14,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use wharf_wire::http::Connection;
+use wharf_wire::process::cpu_time;
 
-use crate::proc::{StdioServer, cpu_time};
+use crate::proc::StdioServer;
 
-/// The stateless protocol revision.
-pub const MODERN: &str = "2026-07-28";
-/// The legacy revision of [`Era::Legacy`] sessions.
-pub const LEGACY: &str = "2025-11-25";
+pub use wharf_wire::MODERN;
 
 /// Which protocol revision the HTTP clients speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -386,197 +383,6 @@ impl HttpClient {
     }
 }
 
-/// One keep-alive HTTP/1.1 connection to `/mcp`. Hand-rolled (about 80 lines)
-/// rather than a client crate, as the e2e tests do: nothing between the
-/// measurement and the socket, and no new dependency tree.
-pub struct Connection {
-    stream: TcpStream,
-    addr: SocketAddr,
-    buffer: Vec<u8>,
-    /// The legacy session, once [`handshake`](Self::handshake) opened one.
-    session: Option<String>,
-}
-
-impl Connection {
-    pub async fn open(addr: SocketAddr) -> Result<Self> {
-        let stream = TcpStream::connect(addr)
-            .await
-            .with_context(|| format!("connecting to {addr}"))?;
-        stream.set_nodelay(true)?;
-        Ok(Self {
-            stream,
-            addr,
-            buffer: Vec::with_capacity(16 << 10),
-            session: None,
-        })
-    }
-
-    /// Opens a legacy session: `initialize`, then `notifications/initialized`.
-    /// Every later request carries the session id, as SDK 1.x clients send it.
-    pub async fn handshake(&mut self) -> Result<()> {
-        let initialize = json!({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {
-                "protocolVersion": LEGACY,
-                "capabilities": {},
-                "clientInfo": {"name": "wharf-bench", "version": "0"}
-            }
-        });
-        let (status, reply) = self.send(&serde_json::to_vec(&initialize)?, None).await?;
-        if status != 200 || self.session.is_none() {
-            bail!(
-                "initialize: HTTP {status}, session {:?}: {}",
-                self.session,
-                String::from_utf8_lossy(&reply)
-            );
-        }
-        let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        let (status, _) = self.send(initialized, None).await?;
-        if status != 202 {
-            bail!("notifications/initialized: HTTP {status}");
-        }
-        Ok(())
-    }
-
-    /// POSTs a request for the tool `name` (a `tools/list` if empty) and returns
-    /// the status and body: with the 2026-07-28 headers, or in the session.
-    pub async fn post(&mut self, body: &[u8], name: &str) -> Result<(u16, Vec<u8>)> {
-        let method = if name.is_empty() {
-            "tools/list"
-        } else {
-            "tools/call"
-        };
-        self.send(body, Some((method, name))).await
-    }
-
-    /// POSTs `body`; `routing` (method and name) goes in the 2026-07-28 headers
-    /// unless this connection has a legacy session.
-    async fn send(&mut self, body: &[u8], routing: Option<(&str, &str)>) -> Result<(u16, Vec<u8>)> {
-        let mut head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\n",
-            self.addr
-        );
-        match (&self.session, routing) {
-            (Some(session), _) => head.push_str(&format!(
-                "MCP-Protocol-Version: {LEGACY}\r\nMcp-Session-Id: {session}\r\n"
-            )),
-            (None, Some((method, name))) => {
-                head.push_str(&format!(
-                    "MCP-Protocol-Version: {MODERN}\r\nMcp-Method: {method}\r\n"
-                ));
-                if !name.is_empty() {
-                    head.push_str(&format!("Mcp-Name: {name}\r\n"));
-                }
-            }
-            (None, None) => {}
-        }
-        head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
-        let mut request = head.into_bytes();
-        request.extend_from_slice(body);
-        self.stream.write_all(&request).await?;
-        self.read_response().await
-    }
-
-    async fn read_response(&mut self) -> Result<(u16, Vec<u8>)> {
-        let head_end = loop {
-            if let Some(at) = find(&self.buffer, b"\r\n\r\n") {
-                break at;
-            }
-            self.fill().await?;
-        };
-        let head = std::str::from_utf8(&self.buffer[..head_end]).context("response head")?;
-        let status: u16 = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .context("status line")?;
-        let mut length = None;
-        let mut chunked = false;
-        let mut event_stream = false;
-        for line in head.lines().skip(1) {
-            let Some((name, value)) = line.split_once(':') else {
-                continue;
-            };
-            let value = value.trim();
-            if name.eq_ignore_ascii_case("content-length") {
-                length = Some(value.parse::<usize>().context("content-length")?);
-            } else if name.eq_ignore_ascii_case("transfer-encoding") && value.contains("chunked") {
-                chunked = true;
-            } else if name.eq_ignore_ascii_case("mcp-session-id") {
-                self.session = Some(value.to_string());
-            } else if name.eq_ignore_ascii_case("content-type") {
-                event_stream = value.starts_with("text/event-stream");
-            }
-        }
-        self.buffer.drain(..head_end + 4);
-        let body = if chunked {
-            self.read_chunked().await?
-        } else {
-            let length = length.context("a response with neither length nor chunks")?;
-            while self.buffer.len() < length {
-                self.fill().await?;
-            }
-            self.buffer.drain(..length).collect()
-        };
-        if event_stream {
-            return Ok((status, last_event_data(&body)));
-        }
-        Ok((status, body))
-    }
-
-    async fn read_chunked(&mut self) -> Result<Vec<u8>> {
-        let mut body = Vec::new();
-        loop {
-            let line_end = loop {
-                if let Some(at) = find(&self.buffer, b"\r\n") {
-                    break at;
-                }
-                self.fill().await?;
-            };
-            let size_text = std::str::from_utf8(&self.buffer[..line_end])?;
-            let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
-                .context("chunk size")?;
-            self.buffer.drain(..line_end + 2);
-            while self.buffer.len() < size + 2 {
-                self.fill().await?;
-            }
-            body.extend(self.buffer.drain(..size));
-            self.buffer.drain(..2);
-            if size == 0 {
-                return Ok(body);
-            }
-        }
-    }
-
-    async fn fill(&mut self) -> Result<()> {
-        let mut chunk = [0u8; 8192];
-        let read = self.stream.read(&mut chunk).await?;
-        if read == 0 {
-            bail!("the server closed the connection");
-        }
-        self.buffer.extend_from_slice(&chunk[..read]);
-        Ok(())
-    }
-}
-
-/// The last non-empty `data:` of an SSE body: the answer, after any priming
-/// event (a legacy session answers a POST with a short stream).
-fn last_event_data(body: &[u8]) -> Vec<u8> {
-    String::from_utf8_lossy(body)
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .map(str::trim)
-        .rfind(|data| !data.is_empty())
-        .unwrap_or_default()
-        .as_bytes()
-        .to_vec()
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -600,13 +406,6 @@ mod tests {
         assert!(is_success(br#"{"result":{"content":[],"isError":false}}"#));
         assert!(!is_success(br#"{"result":{"isError":true}}"#));
         assert!(!is_success(br#"{"error":{"code":-32602}}"#));
-    }
-
-    #[test]
-    fn an_event_stream_answer_is_its_last_data() {
-        let body = b"data: \nid: 0/0\nretry: 3000\n\ndata: {\"id\":1,\"result\":{}}\nid: 0/1\n\n";
-        assert_eq!(last_event_data(body), br#"{"id":1,"result":{}}"#);
-        assert_eq!(last_event_data(b"data: \n\n"), b"");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Starting the servers under test and reading their memory use.
+//! Starting the servers under test and reading their memory use (with
+//! `wharf_wire::process`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
@@ -9,6 +10,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+pub use wharf_wire::process::rss_kib;
+use wharf_wire::process::{listening_addr, tagged_copy};
 
 /// How to start one of the two servers.
 #[derive(Debug, Clone)]
@@ -132,48 +135,6 @@ impl Drop for HttpServer {
     }
 }
 
-/// The address in a `listening on http://ADDR/mcp` log line.
-fn listening_addr(line: &str) -> Option<SocketAddr> {
-    const NEEDLE: &str = "listening on http://";
-    let rest = &line[line.find(NEEDLE)? + NEEDLE.len()..];
-    rest[..rest.find("/mcp")?].parse().ok()
-}
-
-/// Resident set size of a process, in KiB (`VmRSS` in /proc).
-pub fn rss_kib(pid: u32) -> Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .with_context(|| format!("reading /proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-        .context("no VmRSS line")
-}
-
-/// The CPU time a process has used so far, user and system, all its threads
-/// (`utime` + `stime` in `/proc/PID/stat`, in the kernel's fixed 100 Hz ticks).
-pub fn cpu_time(pid: u32) -> Result<Duration> {
-    const USER_HZ: u64 = 100;
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .with_context(|| format!("reading /proc/{pid}/stat"))?;
-    // The command name may hold spaces and parentheses; fields follow the last `)`.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .context("no `)` in /proc stat")?
-        .1
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| -> Result<u64> {
-        fields
-            .get(i)
-            .and_then(|f| f.parse().ok())
-            .context("short /proc stat")
-    };
-    // utime and stime are fields 14 and 15, the 12th and 13th after the name.
-    let total = ticks(11)? + ticks(12)?;
-    Ok(Duration::from_millis(total * 1000 / USER_HZ))
-}
-
 /// Samples a process's RSS every 50 ms while `sampling` is set, returning the
 /// largest.
 pub fn peak_rss_while(pid: u32, sampling: &AtomicBool) -> u64 {
@@ -187,21 +148,6 @@ pub fn peak_rss_while(pid: u32, sampling: &AtomicBool) -> u64 {
     peak
 }
 
-/// A copy of a component with a custom section appended: the same tools, but
-/// different bytes, so the compile cache treats each copy as a new component.
-pub fn tagged_copy(bytes: &[u8], tag: &str) -> Vec<u8> {
-    let mut out = bytes.to_vec();
-    let name = b"wharf-bench";
-    let payload_len = 1 + name.len() + tag.len();
-    assert!(payload_len < 128 && name.len() < 128, "short tags only");
-    out.push(0x00); // custom section
-    out.push(payload_len as u8);
-    out.push(name.len() as u8);
-    out.extend_from_slice(name);
-    out.extend_from_slice(tag.as_bytes());
-    out
-}
-
 /// Fills `dir` with `count` tagged copies of `component`, named `{stem}{i}.wasm`.
 pub fn fill_plugin_dir(dir: &Path, component: &[u8], stem: &str, count: usize) -> Result<()> {
     std::fs::create_dir_all(dir)?;
@@ -210,48 +156,4 @@ pub fn fill_plugin_dir(dir: &Path, component: &[u8], stem: &str, count: usize) -
         std::fs::write(dir.join(format!("{stem}{i}.wasm")), bytes)?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Instant;
-
-    #[test]
-    fn reads_the_listening_line() {
-        let line = "2026-12-02T20:00:00Z  INFO wharf::http: listening on http://127.0.0.1:4567/mcp";
-        assert_eq!(
-            listening_addr(line),
-            Some("127.0.0.1:4567".parse().unwrap())
-        );
-        assert_eq!(listening_addr("nothing here"), None);
-    }
-
-    #[test]
-    fn reads_its_own_cpu_time() {
-        // Spins until /proc shows 30 ms more CPU time: a busy machine (CI runs
-        // other tests alongside) may give the spin far less than its wall time.
-        let before = cpu_time(std::process::id()).unwrap();
-        let spin = Instant::now();
-        let mut x = 0u64;
-        let mut after = before;
-        while after < before + Duration::from_millis(30) && spin.elapsed() < Duration::from_secs(20)
-        {
-            for _ in 0..100_000 {
-                x = std::hint::black_box(x.wrapping_add(1));
-            }
-            after = cpu_time(std::process::id()).unwrap();
-        }
-        let wall = spin.elapsed();
-        assert!(
-            after >= before + Duration::from_millis(30),
-            "{before:?} -> {after:?} in {wall:?}"
-        );
-        // No more than every CPU busy for the whole spin, plus a clock tick.
-        let cpus = std::thread::available_parallelism().unwrap().get() as u32;
-        assert!(
-            after - before <= wall * cpus + Duration::from_millis(20),
-            "{before:?} -> {after:?} in {wall:?}"
-        );
-    }
 }
