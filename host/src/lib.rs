@@ -6,6 +6,8 @@
 
 pub mod client_input;
 pub mod docs;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod http;
 pub mod loader;
 pub mod manifest;
