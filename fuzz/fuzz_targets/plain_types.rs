@@ -127,8 +127,14 @@ fn wit_type(u: &mut Unstructured<'_>, depth: u32) -> Result<WitType> {
                 .collect::<Result<_>>()?;
             WitType::Variant(named(u, cases)?)
         }
-        19 => WitType::Enum(named(u, names(u)?)?),
-        _ => WitType::Flags(named(u, names(u)?)?),
+        19 => {
+            let items = names(u)?;
+            WitType::Enum(named(u, items)?)
+        }
+        _ => {
+            let items = names(u)?;
+            WitType::Flags(named(u, items)?)
+        }
     })
 }
 
