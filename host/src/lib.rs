@@ -7,6 +7,8 @@
 pub mod client_input;
 pub mod docs;
 pub mod excerpt;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod http;
 pub mod jsonrpc_id;
 pub mod loader;

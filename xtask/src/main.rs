@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod docs;
 mod examples;
+mod fuzz;
 mod install;
 mod interop;
 mod soak;
@@ -38,11 +39,21 @@ enum Task {
     Demo,
     /// Everything CI checks: formatting, clippy, plugins, unit and end-to-end
     /// tests, the official Python and TypeScript SDKs and the Inspector against
-    /// the real binary, the official conformance suite, and a 60 s soak.
+    /// the real binary, the official conformance suite, every fuzz target for
+    /// a few seconds, and a 60 s soak.
     Test,
     /// Only the client interop tests and the conformance suite, against a fresh
     /// debug build of Wharf and the plugins.
     Interop,
+    /// Build the fuzz targets in fuzz/ (cargo-fuzz, libFuzzer) and run each
+    /// for a while; prints executions and coverage, fails on a crash.
+    Fuzz {
+        /// How long each target runs.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+        /// Only these targets (default: all).
+        targets: Vec<String>,
+    },
     /// Benchmarks (optimised `--release` build): Wharf against a native rmcp
     /// server (latency, throughput, cold start, memory), the overhead split, and
     /// reload latency. Prints a table; writes target/bench/results.json and
@@ -109,6 +120,7 @@ fn main() -> Result<()> {
             python_interop()?;
             interop::node()
         }
+        Task::Fuzz { seconds, targets } => fuzz::fuzz(seconds, &targets),
         Task::Bench { quick } => bench(quick),
         Task::Soak {
             minutes,
@@ -278,8 +290,12 @@ fn test() -> Result<()> {
         ))?;
     python_interop()?;
     interop::node()?;
+    fuzz::fuzz(FUZZ_SECONDS_IN_TEST, &[])?;
     soak::soak(soak::CI_SOAK, false)
 }
+
+/// How long `cargo xtask test` runs each fuzz target (docs/fuzzing.md).
+const FUZZ_SECONDS_IN_TEST: u64 = 10;
 
 /// The official MCP Python SDK against the binary `cargo test` just built.
 fn python_interop() -> Result<()> {

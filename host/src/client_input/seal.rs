@@ -118,7 +118,7 @@ impl StateSeal {
         Self::with_key(&key, STATE_TTL)
     }
 
-    fn with_key(key: &[u8], ttl: Duration) -> Self {
+    pub(crate) fn with_key(key: &[u8], ttl: Duration) -> Self {
         Self {
             codec: RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key"),
             ttl,

@@ -10,7 +10,7 @@
 //! so the layers above see the same `CallOutput` as from a `wharf:plugin`
 //! component.
 
-mod convert;
+pub(crate) mod convert;
 mod describe;
 pub mod schema;
 pub mod shape;
