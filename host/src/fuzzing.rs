@@ -27,6 +27,7 @@ pub use crate::manifest::{
     Manifest, ManifestError, Resolved, parse as parse_manifest, resolve as resolve_manifest,
 };
 pub use crate::runtime::plain::ConvertError;
+use crate::runtime::plain::convert::Budget;
 pub use crate::runtime::plain::schema::{input_schema, output_schema, type_schema};
 pub use crate::runtime::plain::shape::{Case, Field, Named, Signature, WitType};
 pub use crate::runtime::{CallLimits, Ceilings};
@@ -134,17 +135,21 @@ pub fn body(bytes: Vec<u8>) -> Body {
     Body::from(bytes)
 }
 
+/// The host-memory budget of one conversion: the default per-call memory
+/// limit, as a call with no manifest gets.
+const CONVERSION_BUDGET: usize = 256 << 20;
+
 /// The arguments of `sig` from a JSON object, as a call converts them.
 pub fn params_from_json(
     sig: &Signature,
     args: &serde_json::Value,
 ) -> Result<Vec<Val>, ConvertError> {
-    crate::runtime::plain::convert::params_from_json(sig, args)
+    crate::runtime::plain::convert::params_from_json(sig, args, &mut Budget::new(CONVERSION_BUDGET))
 }
 
 /// One value of type `ty` from JSON, as a call converts an argument.
 pub fn from_json(ty: &WitType, value: &serde_json::Value) -> Result<Val, ConvertError> {
-    crate::runtime::plain::convert::from_json(ty, value, "")
+    crate::runtime::plain::convert::from_json(ty, value, "", &mut Budget::new(CONVERSION_BUDGET))
 }
 
 /// A component value of type `ty` as JSON, as a call converts its result.

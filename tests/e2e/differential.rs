@@ -74,7 +74,7 @@ const INVALID_PARAMS: i64 = -32602;
 #[rustfmt::skip]
 const CASES: &[Case] = &[
     // Not JSON, or JSON the server cannot read: -32700, with the id when it can be read.
-    case("invalid JSON, cut short", br#"{"jsonrpc":"2.0","id":1,"method":"#, PARSE, None, 400),
+    case("invalid JSON, cut short", br#"{"jsonrpc":"2.0","id":1,"method":"#, PARSE, Some("1"), 400),
     case("invalid JSON, garbage", b"{nope", PARSE, None, 400),
     case("invalid UTF-8 throughout", b"\xff\xfe\xfd", PARSE, None, 400),
     case("invalid UTF-8 in a string, id readable",

@@ -168,8 +168,12 @@ fn the_id_is_echoed_when_it_can_be_read() {
     );
     let float_id = br#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list","params":{"c":1e400}}"#;
     assert_error(post_bytes(addr, &[], float_id), 400, -32700, None);
+    // A body cut short keeps the id that was read, as a stdio line does.
     let cut = br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"#;
-    assert_error(post_bytes(addr, &[], cut), 400, -32700, None);
+    assert_error(post_bytes(addr, &[], cut), 400, -32700, Some(json!(7)));
+    // A response is never answered, whatever its id.
+    let response = br#"{"jsonrpc":"2.0","id":8,"result":{"n":1e400}}"#;
+    assert_error(post_bytes(addr, &[], response), 400, -32700, None);
 }
 
 /// Defect 13: `Host` and the request target parsed strictly, and repeated

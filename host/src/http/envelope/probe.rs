@@ -20,7 +20,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use rmcp::model::RequestId;
-use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// The key in `params._meta` that claims a protocol revision.
 const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
@@ -106,13 +106,6 @@ pub(super) enum Params<'a> {
 /// Walks `body` as rmcp would read it; the error is serde_json's.
 pub(super) fn probe(body: &[u8]) -> Result<Envelope<'_>, serde_json::Error> {
     serde_json::from_slice(body)
-}
-
-/// The request id of a body that [`probe`] could not read, when its top level
-/// is an object whose `id` is a string or an integer: everything else in the
-/// body is skipped without checks.
-pub(super) fn readable_id(body: &[u8]) -> Option<RequestId> {
-    serde_json::from_slice::<IdOnly>(body).ok()?.0
 }
 
 impl<'de> Deserialize<'de> for Envelope<'de> {
@@ -340,75 +333,6 @@ impl<'de> Visitor<'de> for CheckedVisitor {
     }
 }
 
-/// The `id` of a top-level object, everything else skipped unchecked.
-struct IdOnly(Option<RequestId>);
-
-impl<'de> Deserialize<'de> for IdOnly {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct IdOnlyVisitor;
-        impl<'de> Visitor<'de> for IdOnlyVisitor {
-            type Value = IdOnly;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IdOnly, A::Error> {
-                let mut id = None;
-                while let Some(key) = map.next_key::<Key>()? {
-                    if matches!(key, Key::Id) {
-                        id = map.next_value::<LenientId>()?.0;
-                    } else {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-                Ok(IdOnly(id))
-            }
-        }
-        deserializer.deserialize_map(IdOnlyVisitor)
-    }
-}
-
-/// An id value: a string or an integer, else none (containers skipped unchecked).
-struct LenientId(Option<RequestId>);
-
-impl<'de> Deserialize<'de> for LenientId {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct IdVisitor;
-        impl<'de> Visitor<'de> for IdVisitor {
-            type Value = LenientId;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_str<E>(self, text: &str) -> Result<LenientId, E> {
-                Ok(LenientId(Some(RequestId::String(text.into()))))
-            }
-            fn visit_i64<E>(self, number: i64) -> Result<LenientId, E> {
-                Ok(LenientId(Some(RequestId::Number(number))))
-            }
-            fn visit_u64<E>(self, number: u64) -> Result<LenientId, E> {
-                Ok(LenientId(i64::try_from(number).ok().map(RequestId::Number)))
-            }
-            fn visit_f64<E>(self, number: f64) -> Result<LenientId, E> {
-                Ok(LenientId(integral(number).map(RequestId::Number)))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<LenientId, E> {
-                Ok(LenientId(None))
-            }
-            fn visit_unit<E>(self) -> Result<LenientId, E> {
-                Ok(LenientId(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LenientId, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(LenientId(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LenientId, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(LenientId(None))
-            }
-        }
-        deserializer.deserialize_any(IdVisitor)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -479,38 +403,6 @@ mod tests {
             br#"{"id":1,"x":"#,
         ] {
             assert!(probe(bad).is_err(), "{}", String::from_utf8_lossy(bad));
-        }
-    }
-
-    #[test]
-    fn the_id_of_an_unreadable_body_is_read_when_it_can_be() {
-        let deep = format!(r#"{{"jsonrpc":"2.0","id":"d","params":{}}}"#, nested(500));
-        assert_eq!(
-            readable_id(deep.as_bytes()),
-            Some(RequestId::String("d".into()))
-        );
-        assert_eq!(
-            readable_id(br#"{"x":1e400,"id":3}"#),
-            Some(RequestId::Number(3))
-        );
-        assert_eq!(
-            readable_id(b"{\"x\":\"\xff\\ud800\",\"id\":4}"),
-            Some(RequestId::Number(4))
-        );
-        for unreadable in [
-            &br#"{"id":1,"x":"#[..],
-            br#"{"id":1.5,"x":1e400}"#,
-            br#"{"id":null}"#,
-            br#"{"id":"\ud800"}"#,
-            br#"[{"id":1}]"#,
-            b"\xff",
-        ] {
-            assert_eq!(
-                readable_id(unreadable),
-                None,
-                "{}",
-                String::from_utf8_lossy(unreadable)
-            );
         }
     }
 }

@@ -25,7 +25,7 @@ use axum::http::StatusCode;
 use rmcp::model::{ErrorData, RequestId};
 use serde::de::DeserializeOwned;
 
-use super::probe::{Params, Scalar, probe, readable_id};
+use super::probe::{Params, Scalar, probe};
 #[cfg(doc)]
 use crate::protocol::KNOWN_METHODS;
 use crate::protocol::{REMOVED_IN_STATELESS, claims_stateless_era, removed_method_message};
@@ -66,7 +66,7 @@ pub(super) fn judge(body: &[u8]) -> Verdict {
         Err(error) => {
             return refuse(
                 StatusCode::BAD_REQUEST,
-                readable_id(body),
+                crate::jsonrpc_id::recover(body),
                 ErrorData::parse_error(format!("Parse error: {error}"), None),
             );
         }

@@ -14,6 +14,11 @@
 //! every one that does not fit: a `tools/call` is the fourteenth. Knowing the
 //! method from the probe, the result is the same (a unit test compares the
 //! two) for about a third of the work.
+//!
+//! The probe and the typed parses skip unknown members unread, and serde_json
+//! does not check the bytes of a string it skips: a line must first be UTF-8
+//! with no `\uD800`-`\uDFFF` escape (a surrogate, paired or lone) to take this
+//! path, so that a line the full screen refuses is never served here.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -28,6 +33,9 @@ use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Vis
 /// The parsed request, if `line` is a plainly well-formed request for one of
 /// `known` methods.
 pub(super) fn request(line: &[u8], known: &[&str]) -> Option<ClientJsonRpcMessage> {
+    if std::str::from_utf8(line).is_err() || has_surrogate_escape(line) {
+        return None;
+    }
     let probe: Probe<'_> = serde_json::from_slice(line).ok()?;
     let (Some("2.0"), Some(Id(id)), Some(method)) =
         (probe.jsonrpc.as_deref(), probe.id, probe.method.as_deref())
@@ -47,6 +55,23 @@ pub(super) fn request(line: &[u8], known: &[&str]) -> Option<ClientJsonRpcMessag
     Some(ClientJsonRpcMessage::Request(JsonRpcRequest::new(
         id, request,
     )))
+}
+
+/// Whether `line` holds a `\u` escape of a UTF-16 surrogate (`\uD800` to
+/// `\uDFFF`). An escaped backslash before a `u` counts too: a false alarm only
+/// sends the line to the full screen.
+fn has_surrogate_escape(line: &[u8]) -> bool {
+    line.windows(4).any(|w| {
+        matches!(
+            w,
+            [
+                b'\\',
+                b'u',
+                b'd' | b'D',
+                b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F',
+            ]
+        )
+    })
 }
 
 /// The request of one method, from the whole line (the envelope's other fields
@@ -138,6 +163,32 @@ mod tests {
 
     fn fast(line: &str) -> bool {
         request(line.as_bytes(), KNOWN).is_some()
+    }
+
+    /// Found by the `stdio_screen` fuzz target (fuzz/artifacts-found): bytes
+    /// in a skipped member were never checked, so rmcp served a line the full
+    /// screen answers -32700.
+    #[test]
+    fn a_line_with_bad_text_in_a_skipped_member_takes_the_full_screen() {
+        let mut bad_utf8 =
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","p2rams":{"a"#.to_vec();
+        bad_utf8.extend_from_slice(&[0x95, 0x9e]);
+        bad_utf8.extend_from_slice(br#"":1}}"#);
+        assert!(request(&bad_utf8, KNOWN).is_none());
+        assert!(!fast(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","x":"\ud800"}"#
+        ));
+        assert!(!fast(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","x":"\uDFFF"}"#
+        ));
+        // A surrogate pair is valid JSON; it takes the full screen all the same.
+        assert!(!fast(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","x":"\ud83d\ude00"}"#
+        ));
+        // Other escapes keep the fast path.
+        assert!(fast(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","x":"\u00e9\n"}"#
+        ));
     }
 
     #[test]

@@ -74,7 +74,10 @@ fn unreadable_json_is_a_parse_error_with_the_id_when_it_can_be_read() {
         ),
         (b"\xff\xfe{}", None),
         (br#"{"jsonrpc":"2.0","id":1.5,"params":{"n":1e400}}"#, None),
-        (br#"{"jsonrpc":"2.0","id":12,"method":"x""#, None),
+        // Cut short: what was read counts, as on stdio (`jsonrpc_id::recover`).
+        (br#"{"jsonrpc":"2.0","id":12,"method":"x""#, num(12)),
+        // Not seen to be a request: a response's id is never answered.
+        (br#"{"jsonrpc":"2.0","id":13,"result":{"n":1e400}}"#, None),
     ] {
         let (status, id, code, _) = refusal(body);
         assert_eq!(
