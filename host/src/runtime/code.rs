@@ -19,6 +19,9 @@ use crate::docs::PackageDocs;
 /// A plugin's linked component and where its exports are, for one compile
 /// of it.
 pub(crate) struct Code {
+    /// Its compiled component, held so that plugins of the same bytes loaded
+    /// meanwhile share it (see `shared`).
+    pub(super) _component: Arc<Component>,
     /// Makes its instances and keeps its spare.
     pub(super) instances: Arc<Instances>,
     pub(super) exports: Exports,
@@ -101,7 +104,7 @@ impl CodeMaker {
     /// tool name the first is kept.
     pub(super) fn make(
         &self,
-        component: &Component,
+        component: &Arc<Component>,
         name: &Arc<str>,
         sandbox: &Arc<Sandbox>,
         docs: &PackageDocs,
@@ -138,6 +141,7 @@ impl CodeMaker {
         let instances = Instances::new(name.clone(), sandbox.clone(), pre, self.settings.clone());
         Ok(Made {
             code: Code {
+                _component: component.clone(),
                 instances: Arc::new(instances),
                 exports,
                 tier: self.tier,

@@ -18,7 +18,9 @@ use super::function_cache::FunctionCache;
 /// A compiled component, and its bytes if Winch compiled it (they are
 /// compiled again by Cranelift).
 pub(crate) struct Compiled {
-    pub(crate) component: Component,
+    /// Shared with the other plugins of the same bytes when Cranelift made it
+    /// (see `shared`); Winch's is the plugin's own until it is replaced.
+    pub(crate) component: Arc<Component>,
     pub(crate) quick_from: Option<Vec<u8>>,
 }
 
@@ -31,48 +33,56 @@ impl Compiled {
     }
 }
 
-/// Compiles on a blocking thread (off the async executor): Cranelift's
-/// code from the cache if these exact bytes were compiled before; else, if
-/// the runtime serves quick compiles, Winch's, from its own cache or
-/// compiled now (and cached: a server stopped before the optimised code
-/// was ready starts as fast next time); else Cranelift's, compiled now and
-/// cached.
+/// Compiles on a blocking thread (off the async executor): the component
+/// of a plugin alive with these exact bytes, if there is one; else
+/// Cranelift's code from the cache if these bytes were compiled before; else,
+/// if the runtime serves quick compiles, Winch's, from its own cache or
+/// compiled now (and cached: a server stopped before the optimised code was
+/// ready starts as fast next time); else Cranelift's, compiled now and cached.
 pub(crate) async fn compile(
-    compilers: &Compilers,
+    compilers: &Arc<Compilers>,
     functions: &Arc<FunctionCache>,
     bytes: Vec<u8>,
 ) -> Result<Compiled, LoadError> {
-    let engine = compilers.optimized.engine.clone();
-    let quick = compilers
-        .quick
-        .as_ref()
-        .map(|q| (q.engine.clone(), q.cache.clone()));
-    let cache = compilers.optimized.cache.clone();
+    let compilers = compilers.clone();
     let functions = functions.clone();
     tokio::task::spawn_blocking(move || {
         let hash = ContentHash::of(&bytes);
-        if let Some(component) = cache.as_ref().and_then(|c| c.get(&engine, &hash)) {
-            tracing::debug!("compiled component taken from the cache");
+        let optimized = &compilers.optimized;
+        if let Some(component) = optimized.shared.get(&hash) {
+            tracing::debug!("compiled component shared with a plugin of the same bytes");
             return Ok(Compiled {
                 component,
                 quick_from: None,
             });
         }
-        if let Some((quick, quick_cache)) = quick {
-            if let Some(component) = quick_cache.as_ref().and_then(|c| c.get(&quick, &hash)) {
+        let engine = &optimized.engine;
+        if let Some(component) = optimized.cache.as_ref().and_then(|c| c.get(engine, &hash)) {
+            tracing::debug!("compiled component taken from the cache");
+            return Ok(Compiled {
+                component: optimized.shared.share(hash, component),
+                quick_from: None,
+            });
+        }
+        if let Some(quick) = &compilers.quick {
+            if let Some(component) = quick
+                .cache
+                .as_ref()
+                .and_then(|c| c.get(&quick.engine, &hash))
+            {
                 tracing::debug!("quick compile taken from the cache");
                 return Ok(Compiled {
-                    component,
+                    component: Arc::new(component),
                     quick_from: Some(bytes),
                 });
             }
-            match Component::new(&quick, &bytes) {
+            match Component::new(&quick.engine, &bytes) {
                 Ok(component) => {
-                    if let Some(cache) = &quick_cache {
+                    if let Some(cache) = &quick.cache {
                         cache.put(&hash, &component);
                     }
                     return Ok(Compiled {
-                        component,
+                        component: Arc::new(component),
                         quick_from: Some(bytes),
                     });
                 }
@@ -81,9 +91,9 @@ pub(crate) async fn compile(
                 ),
             }
         }
-        let component = optimize(&engine, cache.as_ref(), &functions, &hash, &bytes)?;
+        let component = optimize(engine, optimized.cache.as_ref(), &functions, &hash, &bytes)?;
         Ok(Compiled {
-            component,
+            component: optimized.shared.share(hash, component),
             quick_from: None,
         })
     })

@@ -21,6 +21,7 @@ use super::cache::CompiledCache;
 use super::failure::RuntimeError;
 use super::function_cache::FunctionCache;
 use super::limits::{Ceilings, MAX_WASM_STACK, RETIRE_HEADROOM, RuntimeOptions};
+use super::shared::SharedComponents;
 use super::state::HostState;
 
 /// Core instances one component may contain (a Rust component has one to three; a
@@ -84,11 +85,13 @@ impl Compilers {
     }
 }
 
-/// An engine, the linker made for it, and its compile cache.
+/// An engine, the linker made for it, its compile cache, and the components
+/// its plugins share.
 pub(crate) struct Backend {
     pub(crate) engine: Engine,
     pub(crate) linker: Arc<Linker<HostState>>,
     pub(crate) cache: Option<CompiledCache>,
+    pub(crate) shared: SharedComponents,
 }
 
 impl Backend {
@@ -102,6 +105,7 @@ impl Backend {
             engine,
             linker: Arc::new(linker),
             cache,
+            shared: SharedComponents::default(),
         })
     }
 }

@@ -6,7 +6,8 @@
 //!
 //! 1. [`Runtime`] (`load.rs`): the engines and shared limits, and loading a
 //!    component into a [`Plugin`]: `compile.rs` (through `cache.rs`, the
-//!    compile cache), `code.rs` (linking, finding the exports), `tiers.rs`
+//!    compile cache, and `shared.rs`, one component for identical files),
+//!    `code.rs` (linking, finding the exports), `tiers.rs`
 //!    (quick code replaced by optimised code in the background).
 //! 2. [`Plugin`] (`plugin.rs`): what a plugin offers, and the one path every
 //!    request takes into the guest (`plugin/invoke.rs`), with `tools.rs`,
@@ -47,6 +48,7 @@ mod plugin;
 mod prompt;
 mod resource;
 mod retire;
+mod shared;
 mod state;
 mod store;
 mod tiers;

@@ -101,22 +101,27 @@ impl TierUp {
         let hash = ContentHash::of(&self.bytes);
         let optimized = &self.compilers.optimized;
         let quick_cache = self.compilers.quick.as_ref().and_then(|q| q.cache.as_ref());
-        let made = optimize(
-            &optimized.engine,
-            optimized.cache.as_ref(),
-            functions,
-            &hash,
-            &self.bytes,
-        )
-        .inspect(|_| {
-            if let Some(quick_cache) = quick_cache {
-                quick_cache.remove(&hash);
-            }
-        })
-        .and_then(|component| {
-            self.maker
-                .make(&component, &self.name, &self.sandbox, &self.docs)
+        // A plugin of the same bytes may have its optimised code already.
+        let shared = optimized.shared.get(&hash).map(Ok).unwrap_or_else(|| {
+            optimize(
+                &optimized.engine,
+                optimized.cache.as_ref(),
+                functions,
+                &hash,
+                &self.bytes,
+            )
+            .map(|component| optimized.shared.share(hash, component))
         });
+        let made = shared
+            .inspect(|_| {
+                if let Some(quick_cache) = quick_cache {
+                    quick_cache.remove(&hash);
+                }
+            })
+            .and_then(|component| {
+                self.maker
+                    .make(&component, &self.name, &self.sandbox, &self.docs)
+            });
         match (made, self.code.upgrade()) {
             (Ok(made), Some(code)) => {
                 code.store(Arc::new(made.code));

@@ -166,3 +166,44 @@ async fn quick_and_optimised_code_burn_the_same_fuel() {
     optimized(&over).await;
     assert_eq!(count(&over).await, Err(CallFailure::OutOfFuel(1_000)));
 }
+
+/// Whether two plugins run one compiled component.
+fn same_component(a: &Plugin, b: &Plugin) -> bool {
+    std::sync::Arc::ptr_eq(&a.code.load()._component, &b.code.load()._component)
+}
+
+#[tokio::test]
+async fn plugins_of_the_same_bytes_share_one_component_and_nothing_else() {
+    let runtime = runtime(false, None);
+    let a = load(&runtime, "a", counter(10, 0), CallLimits::default()).await;
+    let b = load(&runtime, "b", counter(10, 0), CallLimits::default()).await;
+    let other = load(&runtime, "other", counter(10, 1), CallLimits::default()).await;
+    assert!(same_component(&a, &b));
+    assert!(!same_component(&a, &other));
+    // Each call still gets a fresh instance of its own.
+    assert_eq!(count(&a).await, Ok(1.into()));
+    assert_eq!(count(&b).await, Ok(1.into()));
+    assert_eq!(count(&other).await, Ok(1.into()));
+
+    let shared = &runtime.unmetered.optimized.shared;
+    let hash = ContentHash::of(&counter(10, 0));
+    drop(a);
+    assert!(shared.get(&hash).is_some(), "b holds it");
+    drop(b);
+    assert!(shared.get(&hash).is_none(), "the last holder freed it");
+}
+
+#[tokio::test]
+async fn a_copy_loaded_after_the_tier_up_shares_the_optimised_component() {
+    let runtime = runtime(true, None);
+    let first = load(&runtime, "first", counter(10, 0), CallLimits::default()).await;
+    optimized(&first).await;
+    let copy = load(&runtime, "copy", counter(10, 0), CallLimits::default()).await;
+    assert_eq!(
+        copy.tier(),
+        Tier::Optimized,
+        "no quick compile of known bytes"
+    );
+    assert!(same_component(&first, &copy));
+    assert_eq!(count(&copy).await, Ok(1.into()));
+}
