@@ -10,6 +10,7 @@ pub mod excerpt;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod http;
+pub mod json_values;
 pub mod jsonrpc_id;
 pub mod loader;
 pub mod manifest;

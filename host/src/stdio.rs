@@ -56,6 +56,8 @@ pub struct LineTransport<R> {
     /// loop (where a notification is fatal).
     lifecycle: Option<Lifecycle>,
     supported: &'static [ProtocolVersion],
+    /// The most JSON values a line may hold (see [`crate::json_values`]).
+    max_json_values: usize,
 }
 
 impl<R: AsyncBufRead + Unpin + Send + 'static> LineTransport<R> {
@@ -73,7 +75,14 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> LineTransport<R> {
             in_flight: InFlight::default(),
             lifecycle: None,
             supported,
+            max_json_values: crate::json_values::DEFAULT_MAX_JSON_VALUES,
         }
+    }
+
+    /// Refuses lines holding more than `limit` JSON values (-32600).
+    pub fn with_max_json_values(mut self, limit: usize) -> Self {
+        self.max_json_values = limit;
+        self
     }
 }
 

@@ -109,3 +109,49 @@ fn arguments_over_the_budget_are_refused_over_http() {
         &json!({"code": -32602, "message": TOO_LARGE, "data": {"limit": 4194304}})
     );
 }
+
+/// A `sum` of `n` ones.
+fn sum_of_ones(n: usize) -> Value {
+    json!({"name": "shapes_kinds.sum", "arguments": {"xs": vec![1; n]}})
+}
+
+const TOO_MANY_VALUES: &str = "Invalid Request: the message holds more than 40 JSON values \
+                               (--max-json-values); send bulk data as one string";
+
+/// Defect 5: the values a message holds are counted before it is parsed, so
+/// no parse of small numbers can make the host allocate past the limit.
+#[test]
+fn a_message_with_too_many_values_is_refused_before_it_is_parsed_over_stdio() {
+    let mut wharf = Wharf::start(&["shapes"], &["--max-json-values", "40"]);
+    // 10 ones, the envelope and `_meta`: under the limit.
+    let result = call(
+        &mut wharf,
+        2,
+        "shapes_kinds.sum",
+        json!({"xs": vec![1; 10]}),
+    );
+    assert_eq!(result["structuredContent"], json!({"result": 10}));
+    let response = wharf.modern(3, "tools/call", sum_of_ones(40));
+    assert_eq!(
+        error_of(&response),
+        &json!({"code": -32600, "message": TOO_MANY_VALUES})
+    );
+}
+
+#[test]
+fn a_message_with_too_many_values_is_refused_before_it_is_parsed_over_http() {
+    let (_wharf, addr) = serve_http(&["shapes"], &["--max-json-values", "40"]);
+    let body = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+        "params": modern(sum_of_ones(40))});
+    let headers = [
+        ("MCP-Protocol-Version", MODERN),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "shapes_kinds.sum"),
+    ];
+    let response = post(addr, &headers, &body);
+    assert_eq!(response.status, 413);
+    assert_eq!(
+        response.json(),
+        json!({"jsonrpc": "2.0", "id": 8, "error": {"code": -32600, "message": TOO_MANY_VALUES}})
+    );
+}

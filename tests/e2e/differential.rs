@@ -17,7 +17,8 @@ use crate::http_client::send;
 /// One input, and what both transports must answer.
 struct Case {
     what: &'static str,
-    /// The body; `DEEP` stands for 200 nested arrays.
+    /// The body; `DEEP` stands for 200 nested arrays, `MANY` for a million
+    /// and one numbers separated by commas.
     body: &'static [u8],
     code: i64,
     /// The `id` the error must carry, as JSON; `None`: no `id` member.
@@ -143,17 +144,25 @@ const CASES: &[Case] = &[
     case("id: a boolean", request!("true", "no/such", ""), INVALID_REQUEST, None, 400),
     case("id: an object", request!(r#"{"n":28}"#, "no/such", ""), INVALID_REQUEST, None, 400),
     case("id: an array", request!("[29]", "no/such", ""), INVALID_REQUEST, None, 400),
+    // Too many values to parse (json_values::DEFAULT_MAX_JSON_VALUES), well within the byte limits.
+    case("more JSON values than the limit",
+        request!("30", "tools/call", r#""name":"echo_echo","arguments":{"text":[MANY]},"#), INVALID_REQUEST, Some("30"), 413),
 ];
 
-/// The bytes sent for a case.
+/// The bytes sent for a case, its placeholders written out.
 fn body(case: &Case) -> Vec<u8> {
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-    let text = case.body;
-    let mut out = Vec::with_capacity(text.len() + deep.len());
-    let mut rest = text;
-    while let Some(at) = rest.windows(4).position(|w| w == b"DEEP") {
+    let many = vec!["1"; 1_000_001].join(",");
+    let mut out = Vec::with_capacity(case.body.len());
+    let mut rest = case.body;
+    while let Some(at) = rest.windows(4).position(|w| w == b"DEEP" || w == b"MANY") {
         out.extend_from_slice(&rest[..at]);
-        out.extend_from_slice(deep.as_bytes());
+        let with = if &rest[at..at + 4] == b"DEEP" {
+            &deep
+        } else {
+            &many
+        };
+        out.extend_from_slice(with.as_bytes());
         rest = &rest[at + 4..];
     }
     out.extend_from_slice(rest);

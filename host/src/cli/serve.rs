@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use wharf::http::HttpOptions;
+use wharf::json_values::DEFAULT_MAX_JSON_VALUES;
 use wharf::loader::{AllSettled, PluginFolder};
 use wharf::metrics::Metrics;
 use wharf::protocol::SUPPORTED_VERSIONS;
@@ -76,6 +78,12 @@ pub struct ServeArgs {
     /// Largest accepted stdio message, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES)]
     max_message_bytes: usize,
+
+    /// The most JSON values one message may hold, over stdio and HTTP
+    /// (-32600 above): each parsed value costs the host some 70 bytes however
+    /// short its text, so this bounds what one request can make it allocate.
+    #[arg(long, default_value_t = DEFAULT_MAX_JSON_VALUES)]
+    max_json_values: usize,
 
     /// While stdio requests arrive back to back, poll stdin for up to this many
     /// microseconds before the serving thread sleeps, which saves the wake-up
@@ -200,7 +208,10 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
     .with_metrics(metrics.clone());
 
     if let Some(addr) = args.http.address() {
-        let options = args.http.options(addr, call_timeout);
+        let options = HttpOptions {
+            max_json_values: args.max_json_values,
+            ..args.http.options(addr, call_timeout)
+        };
         wharf::http::serve(
             move || server.for_session(),
             metrics,
@@ -213,11 +224,15 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
         tracing::info!(target: LOG_TARGET, "HTTP server stopped");
         return Ok(());
     }
-    serve_stdio(server, args.max_message_bytes).await
+    serve_stdio(server, args.max_message_bytes, args.max_json_values).await
 }
 
 /// Serves one client on stdin and stdout until stdin closes.
-async fn serve_stdio(server: WharfServer, max_message_bytes: usize) -> anyhow::Result<()> {
+async fn serve_stdio(
+    server: WharfServer,
+    max_message_bytes: usize,
+    max_json_values: usize,
+) -> anyhow::Result<()> {
     tracing::info!(target: LOG_TARGET, "serving MCP on stdio");
 
     let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
@@ -226,7 +241,8 @@ async fn serve_stdio(server: WharfServer, max_message_bytes: usize) -> anyhow::R
         stdout,
         max_message_bytes,
         SUPPORTED_VERSIONS,
-    );
+    )
+    .with_max_json_values(max_json_values);
     let service = match rmcp::serve_server(server, transport).await {
         Ok(service) => service,
         // A client that left before its first request (or sent only lines the

@@ -29,6 +29,7 @@ use rmcp::model::{ErrorCode, ErrorData, JsonRpcError};
 
 use super::rejection;
 use crate::excerpt::Excerpt;
+use crate::{json_values, jsonrpc_id};
 use screen::{Refusal, Verdict};
 
 /// The prefix of the headers MCP defines (`MCP-Protocol-Version`, `Mcp-Method`,
@@ -36,9 +37,10 @@ use screen::{Refusal, Verdict};
 const MCP_HEADER_PREFIX: &str = "mcp-";
 
 /// The check of a request: repeated MCP headers (400/-32020), then for a
-/// `POST` the body: 413, or the screen's JSON-RPC error, else the request with
-/// its body read, to go on to rmcp.
-pub async fn admit(limit: usize, request: Request) -> Result<Request, Response> {
+/// `POST` the body: 413 (over `limit` bytes, or over `max_values` JSON
+/// values, then with -32600 and the request's id), or the screen's JSON-RPC
+/// error, else the request with its body read, to go on to rmcp.
+pub async fn admit(limit: usize, max_values: usize, request: Request) -> Result<Request, Response> {
     if let Some(name) = repeated_mcp_header(request.headers()) {
         tracing::debug!(header = %Excerpt::new(name), "refused a repeated MCP header");
         return Err(json_rpc_error(
@@ -82,6 +84,14 @@ pub async fn admit(limit: usize, request: Request) -> Result<Request, Response> 
             return Err(too_large());
         }
         collected.extend_from_slice(&chunk);
+    }
+    if json_values::more_than(&collected, max_values) {
+        tracing::debug!(max_values, "refused a POST body with too many JSON values");
+        return Err(json_rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            jsonrpc_id::recover(&collected),
+            ErrorData::invalid_request(json_values::too_many(max_values), None),
+        ));
     }
     match screen::judge(&collected) {
         Verdict::Pass => Ok(Request::from_parts(

@@ -114,10 +114,11 @@ where
     }
     deadline::bound(options.request_timeout, async {
         let method = request.method().clone();
-        let request = match envelope::admit(options.max_body_bytes, request).await {
-            Ok(request) => request,
-            Err(refusal) => return refusal,
-        };
+        let request =
+            match envelope::admit(options.max_body_bytes, options.max_json_values, request).await {
+                Ok(request) => request,
+                Err(refusal) => return refusal,
+            };
         if request.uri().path() != MCP_PATH {
             return answer(inner.call(request).await);
         }

@@ -85,6 +85,9 @@ pub struct HttpOptions {
     pub token: Option<BearerToken>,
     /// Largest accepted request body (413 above).
     pub max_body_bytes: usize,
+    /// The most JSON values a body may hold (413 and -32600 above; see
+    /// [`crate::json_values`]).
+    pub max_json_values: usize,
     /// Longest a request may take to produce its response head (408 above).
     pub request_timeout: Duration,
     /// A legacy session with no traffic for this long is closed.
@@ -114,6 +117,7 @@ impl Default for HttpOptions {
             },
             token: None,
             max_body_bytes: 4 << 20,
+            max_json_values: crate::json_values::DEFAULT_MAX_JSON_VALUES,
             request_timeout: Duration::from_secs(60),
             session_idle: Duration::from_secs(30 * 60),
             max_sessions: DEFAULT_MAX_SESSIONS,

@@ -24,10 +24,10 @@ use serde_json::Value;
 use super::LineTransport;
 use super::in_flight;
 use super::lifecycle::{refuse_initialize, started_by};
-use crate::jsonrpc_id;
 use crate::protocol::{
     KNOWN_METHODS, REMOVED_IN_STATELESS, claims_stateless_era, removed_method_message,
 };
+use crate::{json_values, jsonrpc_id};
 
 mod well_formed;
 
@@ -43,7 +43,15 @@ pub fn well_formed_request(line: &[u8]) -> Option<ClientJsonRpcMessage> {
 impl<R> LineTransport<R> {
     /// Decides what to do with one line: pass it to rmcp, answer it, or drop it.
     pub(super) fn screen(&mut self, line: &[u8]) -> Option<ClientJsonRpcMessage> {
-        match classify(line) {
+        let verdict = if json_values::more_than(line, self.max_json_values) {
+            Screened::Reply(
+                jsonrpc_id::recover(line),
+                ErrorData::invalid_request(json_values::too_many(self.max_json_values), None),
+            )
+        } else {
+            classify(line)
+        };
+        match verdict {
             Screened::Blank => None,
             Screened::Reply(id, error) => {
                 tracing::debug!(code = error.code.0, "rejected a message: {}", error.message);
