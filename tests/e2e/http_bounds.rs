@@ -292,3 +292,65 @@ fn an_open_listen_stream_outlives_the_header_timeout() {
     let note = stream.next_event().expect("the stream was cut");
     assert_eq!(note["method"], "notifications/tools/list_changed");
 }
+
+/// A client that never reads its answer: once the kernel's buffers are full
+/// and the server has written nothing for the write-stall timeout, the
+/// connection is closed (and logged), and the server serves others.
+#[test]
+fn a_client_that_never_reads_its_answer_is_cut_off_after_the_write_stall_timeout() {
+    let flags = [
+        "--max-body-bytes",
+        "40000000",
+        "--max-output-bytes",
+        "40000000",
+        "--write-stall-timeout-ms",
+        "500",
+    ];
+    let (wharf, addr) = serve_http(&["echo"], &flags);
+    // 12 MB of text, answered at least once in full: more than loopback's
+    // socket buffers hold (4 MiB to send, the unread receive window).
+    let text = "x".repeat(12_000_000);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": modern(json!({"name": "echo_echo", "arguments": {"text": text}}))})
+    .to_string();
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {MODERN}\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: echo_echo\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    wharf.wait_for_log("a client took none of its response for the write-stall timeout");
+    // What was buffered before the cut can still be read; then the end.
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut received = 0usize;
+    let mut buffer = vec![0; 1 << 16];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => received += n,
+        }
+    }
+    assert!(
+        received < text.len(),
+        "the whole answer came ({received} bytes)"
+    );
+    assert_eq!(post_list_tools(addr), 200, "the server stopped serving");
+}
+
+/// The status of a plain 2026-07-28 `tools/list`.
+fn post_list_tools(addr: SocketAddr) -> u16 {
+    let body =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": modern(json!({}))});
+    post(
+        addr,
+        &[
+            ("MCP-Protocol-Version", MODERN),
+            ("Mcp-Method", "tools/list"),
+        ],
+        &body,
+    )
+    .status
+}
