@@ -51,6 +51,10 @@ enum Task {
         /// How long each target runs.
         #[arg(long, default_value_t = 60)]
         seconds: u64,
+        /// Build unoptimised (a third of the build, far fewer executions a
+        /// second), as `cargo xtask test` does.
+        #[arg(long)]
+        dev: bool,
         /// Only these targets (default: all).
         targets: Vec<String>,
     },
@@ -120,7 +124,18 @@ fn main() -> Result<()> {
             python_interop()?;
             interop::node()
         }
-        Task::Fuzz { seconds, targets } => fuzz::fuzz(seconds, &targets),
+        Task::Fuzz {
+            seconds,
+            dev,
+            targets,
+        } => {
+            let build = if dev {
+                fuzz::Build::Dev
+            } else {
+                fuzz::Build::Release
+            };
+            fuzz::fuzz(seconds, &targets, build)
+        }
         Task::Bench { quick } => bench(quick),
         Task::Soak {
             minutes,
@@ -290,7 +305,7 @@ fn test() -> Result<()> {
         ))?;
     python_interop()?;
     interop::node()?;
-    fuzz::fuzz(FUZZ_SECONDS_IN_TEST, &[])?;
+    fuzz::fuzz(FUZZ_SECONDS_IN_TEST, &[], fuzz::Build::Dev)?;
     soak::soak(soak::CI_SOAK, false)
 }
 
