@@ -24,6 +24,7 @@ use serde_json::Value;
 use super::LineTransport;
 use super::in_flight;
 use super::lifecycle::{refuse_initialize, started_by};
+use crate::excerpt::Excerpt;
 use crate::protocol::{
     KNOWN_METHODS, REMOVED_IN_STATELESS, claims_stateless_era, removed_method_message,
 };
@@ -54,12 +55,17 @@ impl<R> LineTransport<R> {
         match verdict {
             Screened::Blank => None,
             Screened::Reply(id, error) => {
-                tracing::debug!(code = error.code.0, "rejected a message: {}", error.message);
+                // The message may quote the client's method name: bounded.
+                tracing::debug!(
+                    code = error.code.0,
+                    "rejected a message: {}",
+                    Excerpt::new(error.message.as_ref())
+                );
                 self.reply(ServerJsonRpcMessage::error(error, id));
                 None
             }
             Screened::Drop(why) => {
-                tracing::warn!("ignored a message: {why}");
+                tracing::warn!("ignored a message: {}", Excerpt::new(&why));
                 None
             }
             Screened::Response(id, message) => {
