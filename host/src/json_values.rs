@@ -47,7 +47,7 @@ pub fn more_than(message: &[u8], limit: usize) -> bool {
             }
         }
     }
-    false
+    count > limit
 }
 
 /// The message of the error that refuses such a message.
@@ -92,9 +92,10 @@ mod tests {
         ] {
             assert_eq!(counted(json), values(json), "{json}");
         }
-        // Empty containers are counted one over: a bound, never an undercount.
+        // Each empty container is counted one over: a bound, never an
+        // undercount.
         assert_eq!(values("[[],{}]"), 3);
-        assert_eq!(counted("[[],{}]"), 4);
+        assert_eq!(counted("[[],{}]"), 5);
     }
 
     #[test]
