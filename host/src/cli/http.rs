@@ -2,11 +2,12 @@
 //! only matter with it), and how they become [`HttpOptions`].
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
 use clap::builder::TypedValueParser as _;
-use wharf::http::{self, BearerToken, ConnectionLimits, HttpOptions, OriginPolicy};
+use wharf::http::{self, BearerToken, ConnectionLimits, HttpOptions, OriginPolicy, ServiceStatus};
 
 /// Streamable HTTP transport settings.
 #[derive(Args)]
@@ -71,6 +72,12 @@ pub struct HttpArgs {
     /// many milliseconds (an SSE stream it never reads, say).
     #[arg(long, default_value_t = http::DEFAULT_WRITE_STALL_TIMEOUT.as_millis() as u64, value_parser = clap::value_parser!(u64).range(1..))]
     write_stall_timeout_ms: u64,
+
+    /// On SIGTERM, keep serving for this many milliseconds with `/readyz`
+    /// answering 503 before closing the port, so that a load balancer stops
+    /// sending work first. Calls in flight then still get their time limit.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    drain_delay_ms: u64,
 }
 
 impl HttpArgs {
@@ -82,7 +89,12 @@ impl HttpArgs {
     /// The transport's options when bound to `addr`; `call_timeout` (the
     /// default limit of one call) sets the request timeout unless
     /// `--request-timeout-ms` does, and the grace given to calls at shutdown.
-    pub fn options(self, addr: SocketAddr, call_timeout: Duration) -> HttpOptions {
+    pub fn options(
+        self,
+        addr: SocketAddr,
+        call_timeout: Duration,
+        status: Arc<ServiceStatus>,
+    ) -> HttpOptions {
         HttpOptions {
             origins: OriginPolicy {
                 local: addr.ip().is_loopback(),
@@ -107,6 +119,8 @@ impl HttpArgs {
                 write_stall_timeout: Duration::from_millis(self.write_stall_timeout_ms),
             },
             shutdown_grace: call_timeout + Duration::from_secs(1),
+            drain_delay: Duration::from_millis(self.drain_delay_ms),
+            status,
             ..HttpOptions::default()
         }
     }
