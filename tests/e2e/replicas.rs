@@ -347,3 +347,49 @@ fn sigterm_drains_calls_finish_streams_end_cleanly_and_the_exit_is_clean() {
     );
     assert!(std::net::TcpStream::connect(addr).is_err());
 }
+
+/// A legacy `initialize` on `addr`; returns the session id.
+fn initialize(addr: SocketAddr) -> String {
+    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "legacy", "version": "1"}}});
+    let response = post(addr, &[], &body);
+    assert_eq!(response.status, 200);
+    response
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned()
+}
+
+#[test]
+fn a_session_route_names_the_replica_in_every_session_id() {
+    let (_a, a_addr) = serve_http(&["echo"], &["--session-route", "wharf-0"]);
+    let (_b, b_addr) = serve_http(&["echo"], &[]);
+    let session = initialize(a_addr);
+    let (route, random) = session.split_once('.').expect("a routed id");
+    assert_eq!(route, "wharf-0");
+    assert_eq!(random.len(), 32, "{session}");
+    let legacy = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(a_addr, &legacy, &note).status, 202);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+    let listed = post(a_addr, &legacy, &list);
+    assert_eq!(listed.status, 200);
+    let listed = listed.events();
+    assert_eq!(result_of(&listed[0])["tools"][0]["name"], "echo_echo");
+    // Another replica does not know the session: 404, and the client starts anew.
+    assert_eq!(post(b_addr, &legacy, &list).status, 404);
+
+    let (status, log) = fails_to_start(&["--session-route", "a.b"]);
+    assert_eq!(status.code(), Some(2), "{log}");
+    assert!(
+        log.contains(
+            "invalid value 'a.b' for '--session-route <NAME>': a session route is 1 to 63 \
+             ASCII letters, digits, '-' or '_'"
+        ),
+        "{log}"
+    );
+}

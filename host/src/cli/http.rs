@@ -51,6 +51,12 @@ pub struct HttpArgs {
     #[arg(long, default_value_t = http::DEFAULT_MAX_SESSIONS, value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
     max_sessions: usize,
 
+    /// Start every legacy session id with NAME and a `.`, so that a load
+    /// balancer can send a session's requests to this replica by the id alone
+    /// (1 to 63 ASCII letters, digits, `-` or `_`; a pod name, say).
+    #[arg(long, env = "WHARF_SESSION_ROUTE", value_name = "NAME", value_parser = parse_session_route)]
+    session_route: Option<String>,
+
     /// Most long-lived SSE streams open at once (`subscriptions/listen` and
     /// legacy GET streams); one more is answered 503 with `Retry-After`.
     #[arg(long, default_value_t = http::DEFAULT_MAX_STREAMS, value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
@@ -112,6 +118,7 @@ impl HttpArgs {
                 .unwrap_or(call_timeout + Duration::from_secs(5)),
             session_idle: Duration::from_secs(self.session_idle_secs),
             max_sessions: self.max_sessions,
+            session_route: self.session_route,
             max_streams: self.max_streams,
             max_connections: fit_open_file_limit(self.max_connections),
             connection: ConnectionLimits {
@@ -182,6 +189,11 @@ fn parse_listen_addr(value: &str) -> Result<SocketAddr, String> {
     value
         .parse()
         .map_err(|_| format!("expected PORT, localhost:PORT or IP:PORT, got {value:?}"))
+}
+
+/// `--session-route`: a name that fits in a session id.
+fn parse_session_route(route: &str) -> Result<String, String> {
+    http::session_table::check_session_route(route).map(|()| route.to_owned())
 }
 
 #[cfg(test)]

@@ -99,6 +99,9 @@ pub struct HttpOptions {
     pub session_idle: Duration,
     /// The most legacy sessions open at once (503 for an `initialize` past it).
     pub max_sessions: usize,
+    /// The prefix of every legacy session id, so a balancer can route a
+    /// session to this replica ([`session_table::check_session_route`]).
+    pub session_route: Option<String>,
     /// The most long-lived SSE streams open at once (listen and legacy GET
     /// streams; 503 past it).
     pub max_streams: usize,
@@ -131,6 +134,7 @@ impl Default for HttpOptions {
             request_timeout: Duration::from_secs(60),
             session_idle: Duration::from_secs(30 * 60),
             max_sessions: DEFAULT_MAX_SESSIONS,
+            session_route: None,
             max_streams: DEFAULT_MAX_STREAMS,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             connection: ConnectionLimits {
@@ -180,10 +184,10 @@ where
         .with_cancellation_token(streams)
         .disable_allowed_hosts()
         .disable_allowed_origins();
-    let sessions = Arc::new(SessionTable::new(
-        options.max_sessions,
-        options.session_idle,
-    ));
+    let sessions = Arc::new(
+        SessionTable::new(options.max_sessions, options.session_idle)
+            .with_route(options.session_route.clone()),
+    );
     let mcp = StreamableHttpService::new(move || Ok(new_session()), sessions.clone(), config);
 
     let state = status::StatusState {
