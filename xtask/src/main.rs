@@ -6,6 +6,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
+mod deploy;
 mod docs;
 mod examples;
 mod fuzz;
@@ -38,10 +39,14 @@ enum Task {
     /// Build Wharf and the example plugins, then serve them over stdio.
     Demo,
     /// Everything CI checks: formatting, clippy, plugins, unit and end-to-end
-    /// tests, the official Python and TypeScript SDKs and the Inspector against
-    /// the real binary, the official conformance suite, every fuzz target for
-    /// a few seconds, and a 60 s soak.
+    /// tests, the Kubernetes manifests against their schemas, the official
+    /// Python and TypeScript SDKs and the Inspector against the real binary,
+    /// the official conformance suite, every fuzz target for a few seconds,
+    /// and a 60 s soak.
     Test,
+    /// Validate the Kubernetes manifests in deploy/kubernetes against the
+    /// schemas of a current Kubernetes release (as `cargo xtask test` does).
+    Manifests,
     /// Only the client interop tests and the conformance suite, against a fresh
     /// debug build of Wharf and the plugins.
     Interop,
@@ -118,6 +123,7 @@ fn main() -> Result<()> {
         }
         Task::Demo => demo(),
         Task::Test => test(),
+        Task::Manifests => deploy::validate_manifests(),
         Task::Interop => {
             build_plugins()?;
             run(cargo().args(["build", "-p", "wharf"]))?;
@@ -279,6 +285,7 @@ fn test() -> Result<()> {
         "-D",
         "warnings",
     ]))?;
+    deploy::validate_manifests()?;
     build_plugins()?;
     examples::build(&build_wharf()?, &[])?;
     let mut clippy_wasm = cargo();
