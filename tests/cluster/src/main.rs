@@ -244,7 +244,12 @@ async fn cluster(cli: &Cli) -> Result<bool> {
         replica.exited().await?;
     }
 
+    let names: Vec<(String, String)> = replicas
+        .iter()
+        .map(|r| (r.addr.to_string(), r.name()))
+        .collect();
     let report = Report {
+        names: &names,
         ledger: &ledger,
         watchers: &watchers,
         killed_at,
@@ -267,6 +272,8 @@ async fn cluster(cli: &Cli) -> Result<bool> {
 
 /// What the run saw, and the goals it is judged by.
 struct Report<'a> {
+    /// Each replica's address (as nginx names it) and name.
+    names: &'a [(String, String)],
     ledger: &'a Ledger,
     watchers: &'a [Rc<Watcher>],
     killed_at: Instant,
@@ -291,15 +298,45 @@ impl Report<'_> {
                 .is_none_or(|tried| tried.rsplit(", ").next() == Some(self.killed))
     }
 
-    fn failures(&self, what: &[&str]) -> (usize, Vec<String>) {
+    /// The replica at `addr`, by name.
+    fn name_of<'s>(&'s self, addr: &'s str) -> &'s str {
+        self.names
+            .iter()
+            .find(|(a, _)| a == addr)
+            .map_or(addr, |(_, name)| name.as_str())
+    }
+
+    /// The excused failures of kinds `what` as how each failed (`HTTP 502`,
+    /// `the server closed the connection`), and the others described whole.
+    fn failures(&self, what: &[&str]) -> (Vec<String>, Vec<String>) {
         let failures = self.ledger.failures.borrow();
         let ours = failures.iter().filter(|f| what.contains(&f.what));
         let (excused, not): (Vec<_>, Vec<_>) = ours.partition(|f| self.excused(f));
+        let how = excused
+            .iter()
+            .map(|f| f.detail.split(':').next().unwrap_or_default().to_owned())
+            .collect();
         let described = not
             .iter()
             .map(|f| format!("{} via {:?}: {}", f.what, f.upstream, f.detail))
             .collect();
-        (excused.len(), described)
+        (how, described)
+    }
+
+    /// `N` or `N (HTTP 502: 2, the server closed the connection: 1)`.
+    fn tally(how: &[String]) -> String {
+        let mut kinds: Vec<(&str, usize)> = Vec::new();
+        for kind in how {
+            match kinds.iter_mut().find(|(k, _)| k == kind) {
+                Some((_, n)) => *n += 1,
+                None => kinds.push((kind, 1)),
+            }
+        }
+        if kinds.is_empty() {
+            return "0".into();
+        }
+        let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+        format!("{} ({})", how.len(), kinds.join(", "))
     }
 
     fn print(&self) {
@@ -314,13 +351,13 @@ impl Report<'_> {
         println!(
             "  2026-07-28 calls: {} ok, {} failed in flight on the killed replica, {} failed otherwise",
             self.ledger.modern_ok.get(),
-            modern_excused,
+            Self::tally(&modern_excused),
             modern_failed.len()
         );
         println!(
             "  legacy calls: {} ok, {} failed in flight on the killed replica, {} failed otherwise; {} sessions re-initialized after a 404",
             self.ledger.legacy_ok.get(),
-            legacy_excused,
+            Self::tally(&legacy_excused),
             legacy_failed.len(),
             self.ledger.reinitialized.get()
         );
@@ -338,7 +375,11 @@ impl Report<'_> {
                 Ok(upstreams) => println!(
                     "  input_required round trip {}: complete, rounds answered by {}",
                     n + 1,
-                    upstreams.join(" then ")
+                    upstreams
+                        .iter()
+                        .map(|u| self.name_of(u))
+                        .collect::<Vec<_>>()
+                        .join(" then ")
                 ),
                 Err(error) => println!("  input_required round trip {}: FAILED: {error}", n + 1),
             }
