@@ -59,7 +59,7 @@ pub(crate) struct Held {
 
 /// How long a connection may go on after the stop before it is asked to
 /// close gracefully: enough to read a request that has already arrived.
-const STOP_GRACE: Duration = Duration::from_millis(50);
+pub(crate) const STOP_GRACE: Duration = Duration::from_millis(50);
 
 /// Serves HTTP/1.1 on `stream` until it closes, or until `stop` asks for a
 /// graceful close (the request in progress is finished first).

@@ -23,8 +23,9 @@
 //! ([`ServiceStatus`]: `/readyz` answers 503, every response closes its
 //! connection, so a load balancer stops sending work and keeps no idle
 //! connection to it), keeps serving for the drain delay (while the balancer
-//! notices), then stops accepting connections (axum's graceful shutdown lets
-//! requests on open connections finish), waits for the tool calls in flight
+//! notices), then stops accepting connections (those already in the kernel's
+//! backlog are served; requests on open connections finish), lets the
+//! requests of those last connections begin, waits for the tool calls in flight
 //! ([`Metrics::calls_in_flight`]) up to a grace period, and only then cancels
 //! rmcp's token, which ends the long-lived SSE streams (listen, legacy GET)
 //! and the legacy sessions that would otherwise keep the server up forever.
@@ -260,6 +261,11 @@ where
         "shutting down: no new connections, letting calls in flight finish"
     );
     stop_accepting.cancel();
+    // The connections that were waiting in the backlog are served now, each
+    // given a moment to read its request (`connection::STOP_GRACE`): let
+    // their calls begin, or the count below could read 0 while they are on
+    // their way and the streams (theirs among them) would end under them.
+    tokio::time::sleep(connection::STOP_GRACE * 2).await;
     let deadline = Instant::now() + options.shutdown_grace;
     while metrics.calls_in_flight() > 0 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
