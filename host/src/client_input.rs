@@ -33,7 +33,7 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Map, Value, json};
 
 use crate::runtime::{InputBroker, InputRequest};
-pub use seal::{Binding, StateSeal};
+pub use seal::{Binding, MIN_STATE_KEY_BYTES, StateKeyError, StateSeal};
 
 /// Longest a legacy session's question may stay unanswered. The call's own
 /// timeout stands still meanwhile (the plugin is not running).

@@ -16,7 +16,7 @@ use std::time::SystemTime;
 
 use crate::manifest::{self, ManifestError};
 use crate::naming;
-use crate::registry::{Naming, ToolSet};
+use crate::registry::{Naming, PluginSetDigest, PluginVersion, ToolSet};
 use crate::runtime::{ContentHash, LoadError, Plugin, Runtime};
 
 /// Why one file in the folder did not become a plugin.
@@ -125,14 +125,24 @@ impl PluginFolder {
         self.loaded.is_empty()
     }
 
-    /// The current plugins as a tool set.
+    /// The current plugins as a tool set, with the digest of their files.
     pub fn tool_set(&self) -> ToolSet {
+        let digest = PluginSetDigest::of(self.loaded.iter().map(|(name, l)| PluginVersion {
+            name,
+            component: l.fingerprint.component,
+            manifest: match l.fingerprint.manifest {
+                ManifestPrint::Bytes(hash) => Some(hash),
+                // A plugin whose manifest could not be read is not loaded.
+                ManifestPrint::Absent | ManifestPrint::Unreadable => None,
+            },
+        }));
         ToolSet::with_naming(
             self.loaded
                 .values()
                 .map(|l| (l.plugin.clone(), l.naming))
                 .collect(),
         )
+        .with_digest(digest)
     }
 
     /// Brings the loaded plugins in line with the folder. A file that fails is

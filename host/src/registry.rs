@@ -7,8 +7,8 @@
 //!
 //! Beside the set: `tools`, `prompts` and `resources` (what clients see of
 //! each), `arguments` (checking a call's arguments against the tool's input
-//! schema), `names` (exposed names and who claimed them) and `listing` (sorted
-//! listings and their pages).
+//! schema), `names` (exposed names and who claimed them), `listing` (sorted
+//! listings and their pages) and `digest` (which plugin files the set holds).
 
 use std::sync::Arc;
 
@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use crate::runtime::Plugin;
 
 mod arguments;
+mod digest;
 mod listing;
 mod names;
 mod prompts;
@@ -26,6 +27,7 @@ mod resources;
 mod tools;
 
 use arguments::ArgumentSchema;
+pub use digest::{PluginSetDigest, PluginVersion};
 use listing::{Listing, Named};
 use names::Claims;
 pub use names::Naming;
@@ -43,6 +45,8 @@ pub struct ToolSet {
     prompts: Listing<ExposedPrompt>,
     resources: Listing<ExposedResource>,
     templates: Listing<ExposedTemplate>,
+    /// Which files the plugins came from, when the set was loaded from files.
+    digest: Option<PluginSetDigest>,
 }
 
 /// Where a read of a URI goes.
@@ -121,7 +125,20 @@ impl ToolSet {
             prompts: Listing::new(prompts),
             resources: Listing::new(resources.resources),
             templates: Listing::new(resources.templates),
+            digest: None,
         }
+    }
+
+    /// The set, marked with the digest of the files its plugins came from.
+    pub fn with_digest(mut self, digest: PluginSetDigest) -> Self {
+        self.digest = Some(digest);
+        self
+    }
+
+    /// The digest of the files the plugins came from (`None` for a set not
+    /// built from a plugin folder).
+    pub fn digest(&self) -> Option<PluginSetDigest> {
+        self.digest
     }
 
     /// All tools, sorted by exposed name.

@@ -85,7 +85,8 @@ pub struct WharfServer {
     metrics: Arc<Metrics>,
     watch: Arc<ResourceWatch>,
     session: Arc<SessionState>,
-    /// Signs 2026-07-28 `requestState` values (one random key per process).
+    /// Signs 2026-07-28 `requestState` values (a random key per process, or
+    /// one shared by replicas: [`WharfServer::with_state_seal`]).
     seal: Arc<StateSeal>,
 }
 
@@ -122,6 +123,13 @@ impl WharfServer {
         }
     }
 
+    /// Seals `requestState` values with `seal`, so that a retry may land on
+    /// any replica holding the same key.
+    pub fn with_state_seal(mut self, seal: StateSeal) -> Self {
+        self.seal = Arc::new(seal);
+        self
+    }
+
     /// Records every tool call (count, errors, latency) in `metrics`.
     pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
         self.metrics = metrics;
@@ -146,7 +154,7 @@ impl ServerHandler for WharfServer {
         &self,
         _context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, McpError> {
-        Ok(discovery::discover())
+        Ok(discovery::discover(self.registry.snapshot().digest()))
     }
 
     fn accepted_subscription_filter(

@@ -193,6 +193,12 @@ impl Response {
         }
     }
 
+    /// Whether the body ended as HTTP says a body ends (the last chunk, or
+    /// all of its Content-Length), rather than by the connection breaking.
+    pub fn ended_cleanly(&self) -> bool {
+        self.done
+    }
+
     /// Every SSE message until the stream ends.
     pub fn events(mut self) -> Vec<Value> {
         std::iter::from_fn(|| self.next_event()).collect()

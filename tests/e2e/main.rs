@@ -26,6 +26,7 @@ mod primitives;
 mod prompts;
 mod protocol_errors;
 mod reload;
+mod replicas;
 mod resources;
 mod sandbox;
 mod stdio_ids;

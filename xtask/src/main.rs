@@ -6,6 +6,8 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
+mod cluster;
+mod deploy;
 mod docs;
 mod examples;
 mod fuzz;
@@ -38,10 +40,24 @@ enum Task {
     /// Build Wharf and the example plugins, then serve them over stdio.
     Demo,
     /// Everything CI checks: formatting, clippy, plugins, unit and end-to-end
-    /// tests, the official Python and TypeScript SDKs and the Inspector against
-    /// the real binary, the official conformance suite, every fuzz target for
-    /// a few seconds, and a 60 s soak.
+    /// tests, the Kubernetes manifests against their schemas, the official
+    /// Python and TypeScript SDKs and the Inspector against the real binary,
+    /// the official conformance suite, every fuzz target for a few seconds,
+    /// three replicas behind nginx for 8 s, and a 60 s soak.
     Test,
+    /// Three Wharf replicas behind nginx (deploy/nginx/wharf.conf) on
+    /// loopback: 2026-07-28 calls, legacy sessions and listen streams while
+    /// one replica is stopped and another killed, then both restarted. Prints
+    /// what failed, recovered and reconnected; fails if a goal is missed.
+    /// Needs nginx (`apt-get install nginx`).
+    Cluster {
+        /// How long the load runs (CI runs 8).
+        #[arg(long, default_value_t = cluster::CI_SECONDS)]
+        seconds: u64,
+    },
+    /// Validate the Kubernetes manifests in deploy/kubernetes against the
+    /// schemas of a current Kubernetes release (as `cargo xtask test` does).
+    Manifests,
     /// Only the client interop tests and the conformance suite, against a fresh
     /// debug build of Wharf and the plugins.
     Interop,
@@ -118,6 +134,8 @@ fn main() -> Result<()> {
         }
         Task::Demo => demo(),
         Task::Test => test(),
+        Task::Manifests => deploy::validate_manifests(),
+        Task::Cluster { seconds } => cluster::cluster(seconds),
         Task::Interop => {
             build_plugins()?;
             run(cargo().args(["build", "-p", "wharf"]))?;
@@ -279,6 +297,7 @@ fn test() -> Result<()> {
         "-D",
         "warnings",
     ]))?;
+    deploy::validate_manifests()?;
     build_plugins()?;
     examples::build(&build_wharf()?, &[])?;
     let mut clippy_wasm = cargo();
@@ -306,6 +325,7 @@ fn test() -> Result<()> {
     python_interop()?;
     interop::node()?;
     fuzz::fuzz(FUZZ_SECONDS_IN_TEST, &[], fuzz::Build::Dev)?;
+    cluster::cluster(cluster::CI_SECONDS)?;
     soak::soak(soak::CI_SOAK, false)
 }
 

@@ -2,11 +2,12 @@
 //! only matter with it), and how they become [`HttpOptions`].
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
 use clap::builder::TypedValueParser as _;
-use wharf::http::{self, BearerToken, ConnectionLimits, HttpOptions, OriginPolicy};
+use wharf::http::{self, BearerToken, ConnectionLimits, HttpOptions, OriginPolicy, ServiceStatus};
 
 /// Streamable HTTP transport settings.
 #[derive(Args)]
@@ -50,6 +51,12 @@ pub struct HttpArgs {
     #[arg(long, default_value_t = http::DEFAULT_MAX_SESSIONS, value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
     max_sessions: usize,
 
+    /// Start every legacy session id with NAME and a `.`, so that a load
+    /// balancer can send a session's requests to this replica by the id alone
+    /// (1 to 63 ASCII letters, digits, `-` or `_`; a pod name, say).
+    #[arg(long, env = "WHARF_SESSION_ROUTE", value_name = "NAME", value_parser = parse_session_route)]
+    session_route: Option<String>,
+
     /// Most long-lived SSE streams open at once (`subscriptions/listen` and
     /// legacy GET streams); one more is answered 503 with `Retry-After`.
     #[arg(long, default_value_t = http::DEFAULT_MAX_STREAMS, value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
@@ -71,6 +78,12 @@ pub struct HttpArgs {
     /// many milliseconds (an SSE stream it never reads, say).
     #[arg(long, default_value_t = http::DEFAULT_WRITE_STALL_TIMEOUT.as_millis() as u64, value_parser = clap::value_parser!(u64).range(1..))]
     write_stall_timeout_ms: u64,
+
+    /// On SIGTERM, keep serving for this many milliseconds with `/readyz`
+    /// answering 503 before closing the port, so that a load balancer stops
+    /// sending work first. Calls in flight then still get their time limit.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    drain_delay_ms: u64,
 }
 
 impl HttpArgs {
@@ -82,7 +95,12 @@ impl HttpArgs {
     /// The transport's options when bound to `addr`; `call_timeout` (the
     /// default limit of one call) sets the request timeout unless
     /// `--request-timeout-ms` does, and the grace given to calls at shutdown.
-    pub fn options(self, addr: SocketAddr, call_timeout: Duration) -> HttpOptions {
+    pub fn options(
+        self,
+        addr: SocketAddr,
+        call_timeout: Duration,
+        status: Arc<ServiceStatus>,
+    ) -> HttpOptions {
         HttpOptions {
             origins: OriginPolicy {
                 local: addr.ip().is_loopback(),
@@ -100,6 +118,7 @@ impl HttpArgs {
                 .unwrap_or(call_timeout + Duration::from_secs(5)),
             session_idle: Duration::from_secs(self.session_idle_secs),
             max_sessions: self.max_sessions,
+            session_route: self.session_route,
             max_streams: self.max_streams,
             max_connections: fit_open_file_limit(self.max_connections),
             connection: ConnectionLimits {
@@ -107,6 +126,8 @@ impl HttpArgs {
                 write_stall_timeout: Duration::from_millis(self.write_stall_timeout_ms),
             },
             shutdown_grace: call_timeout + Duration::from_secs(1),
+            drain_delay: Duration::from_millis(self.drain_delay_ms),
+            status,
             ..HttpOptions::default()
         }
     }
@@ -168,6 +189,11 @@ fn parse_listen_addr(value: &str) -> Result<SocketAddr, String> {
     value
         .parse()
         .map_err(|_| format!("expected PORT, localhost:PORT or IP:PORT, got {value:?}"))
+}
+
+/// `--session-route`: a name that fits in a session id.
+fn parse_session_route(route: &str) -> Result<String, String> {
+    http::session_table::check_session_route(route).map(|()| route.to_owned())
 }
 
 #[cfg(test)]

@@ -39,8 +39,9 @@ pub struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Load every component in a folder and serve its tools over MCP (stdio, or
-    /// Streamable HTTP with `--http`).
-    Serve(serve::ServeArgs),
+    /// Streamable HTTP with `--http`). Boxed: its flags outweigh the other
+    /// subcommands' many times over.
+    Serve(Box<serve::ServeArgs>),
     /// Describe one component without serving it: its kind, tools with their
     /// schemas, skipped functions, and the permissions it imports and is granted.
     Inspect(inspect::InspectArgs),

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use wharf::http::HttpOptions;
+use wharf::client_input::StateSeal;
+use wharf::http::{HttpOptions, ServiceStatus};
 use wharf::json_values::DEFAULT_MAX_JSON_VALUES;
 use wharf::loader::{AllSettled, PluginFolder};
 use wharf::metrics::Metrics;
@@ -99,6 +100,13 @@ pub struct ServeArgs {
     #[arg(long)]
     no_watch: bool,
 
+    /// Seal multi round-trip `requestState` values with the key in FILE (at
+    /// least 32 bytes; a trailing newline is ignored) instead of a random key
+    /// per process. Replicas behind a load balancer need the same file, so a
+    /// retry may land on any of them.
+    #[arg(long, env = "WHARF_STATE_KEY_FILE", value_name = "FILE")]
+    state_key_file: Option<PathBuf>,
+
     /// Streamable HTTP instead of stdio, and its settings.
     #[command(flatten)]
     http: HttpArgs,
@@ -153,6 +161,12 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
     };
     let call_timeout = defaults.timeout;
     let cache_root = args.cache.root();
+    // Read the key before anything slow, so a bad file fails at once.
+    let seal = args
+        .state_key_file
+        .as_deref()
+        .map(StateSeal::from_key_file)
+        .transpose()?;
     let ceilings = Ceilings {
         memory_bytes: (args.max_memory_mib as usize) << 20,
         timeout: Duration::from_millis(args.max_timeout_ms),
@@ -198,19 +212,35 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
     if let Some(watch) = watch {
         watch.spawn(folder, registry.clone(), metrics.clone());
     }
-    let server = WharfServer::new(
-        registry,
+    let mut server = WharfServer::new(
+        registry.clone(),
         ServerOptions {
             page_size: args.page_size as usize,
             list_ttl: Duration::from_millis(args.list_ttl_ms),
         },
     )
     .with_metrics(metrics.clone());
+    let shared_key = seal.is_some();
+    if let Some(seal) = seal {
+        server = server.with_state_seal(seal);
+    }
 
     if let Some(addr) = args.http.address() {
+        if shared_key {
+            tracing::info!(target: LOG_TARGET, "requestState sealed with the key of --state-key-file");
+        } else {
+            tracing::info!(
+                target: LOG_TARGET,
+                "requestState sealed with a random key of this process: replicas behind a \
+                 load balancer need one shared --state-key-file"
+            );
+        }
+        let status = Arc::new(ServiceStatus::new(move || {
+            registry.snapshot().digest().map(|d| d.to_string())
+        }));
         let options = HttpOptions {
             max_json_values: args.max_json_values,
-            ..args.http.options(addr, call_timeout)
+            ..args.http.options(addr, call_timeout, status)
         };
         wharf::http::serve(
             move || server.for_session(),

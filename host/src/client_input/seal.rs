@@ -1,10 +1,11 @@
 //! `requestState` sealing: the client echoes it back, so it is attacker-controlled
 //! input. Wharf signs it (HMAC-SHA256, rmcp's `RequestStateCodec`, with a random
-//! key per process), binds it to the request it belongs to (method, name and a
+//! key per process, or the key of `--state-key-file` shared by replicas), binds it to the request it belongs to (method, name and a
 //! digest of the arguments) and lets it expire, so a client can neither forge
 //! answers nor replay a state against another tool, other arguments, or later.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
@@ -97,6 +98,28 @@ pub enum StateRejected {
     Invalid,
 }
 
+/// The fewest bytes a state key file may hold: HMAC-SHA256 wants a key at
+/// least as long as its output (rmcp's `RequestStateCodec::MIN_KEY_LENGTH`).
+pub const MIN_STATE_KEY_BYTES: usize = RequestStateCodec::MIN_KEY_LENGTH;
+
+/// Why `--state-key-file` could not be used; the server does not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StateKeyError {
+    #[error("state key file {}: no such file", .0.display())]
+    Missing(PathBuf),
+    #[error("cannot read state key file {}: {source}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "state key file {} holds {len} bytes; a key needs at least {MIN_STATE_KEY_BYTES} \
+         (make one with `head -c 32 /dev/urandom | base64 > FILE`)",
+        path.display()
+    )]
+    TooShort { path: PathBuf, len: usize },
+}
+
 /// Seals and opens request states with this process's key.
 pub struct StateSeal {
     codec: RequestStateCodec,
@@ -118,9 +141,34 @@ impl StateSeal {
         Self::with_key(&key, STATE_TTL)
     }
 
+    /// A seal with the key in `path`, so that replicas given the same file open
+    /// each other's states. The key is the file's bytes without one final line
+    /// end (`\n` or `\r\n`, which an editor or `base64` adds); anything
+    /// else, binary bytes included, is part of it.
+    pub fn from_key_file(path: &Path) -> Result<Self, StateKeyError> {
+        let bytes = std::fs::read(path).map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => StateKeyError::Missing(path.to_path_buf()),
+            _ => StateKeyError::Unreadable {
+                path: path.to_path_buf(),
+                source,
+            },
+        })?;
+        let key = bytes
+            .strip_suffix(b"\r\n")
+            .or_else(|| bytes.strip_suffix(b"\n"))
+            .unwrap_or(&bytes);
+        if key.len() < MIN_STATE_KEY_BYTES {
+            return Err(StateKeyError::TooShort {
+                path: path.to_path_buf(),
+                len: key.len(),
+            });
+        }
+        Ok(Self::with_key(key, STATE_TTL))
+    }
+
     pub(crate) fn with_key(key: &[u8], ttl: Duration) -> Self {
         Self {
-            codec: RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key"),
+            codec: RequestStateCodec::try_new(key.to_vec()).expect("a key of 32 bytes or more"),
             ttl,
         }
     }
@@ -222,6 +270,79 @@ mod tests {
         assert_eq!(
             StateSeal::random().open(&sealed, binding(&args)),
             Err(StateRejected::Invalid)
+        );
+    }
+
+    #[test]
+    fn replicas_with_one_key_file_open_each_other_states() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.key");
+        std::fs::write(
+            &path,
+            "c2hhcmVkIGJ5IGV2ZXJ5IHJlcGxpY2Egb2YgdGhpcyBkZXBsb3k=\n",
+        )
+        .unwrap();
+        let args = json!({"a": 1});
+        let sealed = StateSeal::from_key_file(&path)
+            .unwrap()
+            .seal(&carried(), binding(&args));
+        let other_replica = StateSeal::from_key_file(&path).unwrap();
+        assert_eq!(other_replica.open(&sealed, binding(&args)), Ok(carried()));
+        // The final line end is not part of the key.
+        std::fs::write(
+            &path,
+            "c2hhcmVkIGJ5IGV2ZXJ5IHJlcGxpY2Egb2YgdGhpcyBkZXBsb3k=",
+        )
+        .unwrap();
+        let without_newline = StateSeal::from_key_file(&path).unwrap();
+        assert_eq!(without_newline.open(&sealed, binding(&args)), Ok(carried()));
+        std::fs::write(
+            &path,
+            "c2hhcmVkIGJ5IGV2ZXJ5IHJlcGxpY2Egb2YgdGhpcyBkZXBsb3k=\r\n",
+        )
+        .unwrap();
+        let crlf = StateSeal::from_key_file(&path).unwrap();
+        assert_eq!(crlf.open(&sealed, binding(&args)), Ok(carried()));
+        // Any other byte is part of the key: another key refuses it.
+        std::fs::write(
+            &path,
+            "c2hhcmVkIGJ5IGV2ZXJ5IHJlcGxpY2Egb2YgdGhpcyBkZXBsb3k= ",
+        )
+        .unwrap();
+        let other_key = StateSeal::from_key_file(&path).unwrap();
+        assert_eq!(
+            other_key.open(&sealed, binding(&args)),
+            Err(StateRejected::Invalid)
+        );
+    }
+
+    #[test]
+    fn a_missing_short_or_unreadable_key_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("absent.key");
+        assert_eq!(
+            StateSeal::from_key_file(&missing).unwrap_err().to_string(),
+            format!("state key file {}: no such file", missing.display())
+        );
+        let short = dir.path().join("short.key");
+        std::fs::write(&short, format!("{}\n", "k".repeat(31))).unwrap();
+        assert_eq!(
+            StateSeal::from_key_file(&short).unwrap_err().to_string(),
+            format!(
+                "state key file {} holds 31 bytes; a key needs at least 32 \
+                 (make one with `head -c 32 /dev/urandom | base64 > FILE`)",
+                short.display()
+            )
+        );
+        // A directory cannot be read as a file.
+        assert_eq!(
+            StateSeal::from_key_file(dir.path())
+                .unwrap_err()
+                .to_string(),
+            format!(
+                "cannot read state key file {}: Is a directory (os error 21)",
+                dir.path().display()
+            )
         );
     }
 

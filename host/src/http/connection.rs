@@ -57,6 +57,10 @@ pub(crate) struct Held {
     pub(crate) _open: watch::Receiver<()>,
 }
 
+/// How long a connection may go on after the stop before it is asked to
+/// close gracefully: enough to read a request that has already arrived.
+pub(crate) const STOP_GRACE: Duration = Duration::from_millis(50);
+
 /// Serves HTTP/1.1 on `stream` until it closes, or until `stop` asks for a
 /// graceful close (the request in progress is finished first).
 pub(crate) async fn serve(
@@ -77,8 +81,17 @@ pub(crate) async fn serve(
     let served = tokio::select! {
         served = connection.as_mut() => served,
         () = stop.cancelled() => {
-            connection.as_mut().graceful_shutdown();
-            connection.await
+            // A request already received (on a connection accepted just
+            // before the stop, say) is read on hyper's next poll; shut down
+            // before that, the connection would close with it unread, which
+            // resets it. So the connection gets a moment first.
+            match tokio::time::timeout(STOP_GRACE, connection.as_mut()).await {
+                Ok(served) => served,
+                Err(_) => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            }
         }
     };
     match served {

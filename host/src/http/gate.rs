@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::extract::Request;
-use axum::http::Method;
+use axum::http::{HeaderValue, Method, header};
 use axum::response::Response;
 use futures::future::BoxFuture;
 use tower_layer::Layer;
@@ -29,8 +29,11 @@ use super::session_table::SessionTable;
 use super::streams::{self, StreamSlots};
 use super::{HttpOptions, MCP_PATH, auth, coalesce, deadline, envelope, origin, session};
 
-/// The path that answers without a token (liveness probes carry none).
-pub const OPEN_PATH: &str = "/healthz";
+/// The liveness probe's path.
+pub const HEALTHZ_PATH: &str = "/healthz";
+
+/// The paths that answer without a token (probes carry none).
+const OPEN_PATHS: [&str; 2] = [HEALTHZ_PATH, super::status::READYZ_PATH];
 
 /// Wraps a router's routes in a [`Gate`].
 #[derive(Clone)]
@@ -91,7 +94,17 @@ where
         let ready = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, ready);
         let state = self.state.clone();
-        Box::pin(async move { Ok(pass(&state, inner, request).await) })
+        Box::pin(async move {
+            let mut response = pass(&state, inner, request).await;
+            if state.options.status.is_draining() {
+                // A balancer's idle keep-alive connection would otherwise race
+                // the shutdown with its next request.
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            Ok(response)
+        })
     }
 }
 
@@ -104,7 +117,7 @@ where
     if let Some(refusal) = origin::refusal(&options.origins, &request) {
         return refusal;
     }
-    if request.uri().path() == OPEN_PATH {
+    if OPEN_PATHS.contains(&request.uri().path()) {
         return answer(inner.call(request).await);
     }
     if let Some(token) = &options.token

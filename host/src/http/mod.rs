@@ -1,5 +1,5 @@
-//! The Streamable HTTP transport: MCP at `/mcp` for both eras, plus `/healthz`
-//! and `/metrics`.
+//! The Streamable HTTP transport: MCP at `/mcp` for both eras, plus `/healthz`,
+//! `/readyz` and `/metrics`.
 //!
 //! rmcp's `StreamableHttpService` does the protocol: 2026-07-28 stateless POSTs
 //! (header and `_meta` validation, JSON or request-scoped SSE answers, cancel on
@@ -19,11 +19,16 @@
 //!
 //! The transport knows nothing of plugins: it serves any rmcp `ServerHandler`.
 //!
-//! Strategy for shutdown: a signal first stops accepting connections (axum's
-//! graceful shutdown lets requests on open connections finish), then waits for
-//! the tool calls in flight ([`Metrics::calls_in_flight`]) up to a grace period,
-//! and only then cancels rmcp's token, which ends the long-lived SSE streams
-//! (listen, legacy GET) that would otherwise keep the server up forever.
+//! Strategy for shutdown (a drain): a signal first marks the server draining
+//! ([`ServiceStatus`]: `/readyz` answers 503, every response closes its
+//! connection, so a load balancer stops sending work and keeps no idle
+//! connection to it), keeps serving for the drain delay (while the balancer
+//! notices), then stops accepting connections (those already in the kernel's
+//! backlog are served; requests on open connections finish), lets the
+//! requests of those last connections begin, waits for the tool calls in flight
+//! ([`Metrics::calls_in_flight`]) up to a grace period, and only then cancels
+//! rmcp's token, which ends the long-lived SSE streams (listen, legacy GET)
+//! and the legacy sessions that would otherwise keep the server up forever.
 
 pub mod auth;
 mod coalesce;
@@ -61,6 +66,7 @@ use gate::GateLayer;
 pub use origin::OriginPolicy;
 use serving::ServingThreads;
 pub use session_table::SessionTable;
+pub use status::ServiceStatus;
 
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
@@ -94,6 +100,9 @@ pub struct HttpOptions {
     pub session_idle: Duration,
     /// The most legacy sessions open at once (503 for an `initialize` past it).
     pub max_sessions: usize,
+    /// The prefix of every legacy session id, so a balancer can route a
+    /// session to this replica ([`session_table::check_session_route`]).
+    pub session_route: Option<String>,
     /// The most long-lived SSE streams open at once (listen and legacy GET
     /// streams; 503 past it).
     pub max_streams: usize,
@@ -104,6 +113,11 @@ pub struct HttpOptions {
     pub connection: ConnectionLimits,
     /// How long shutdown waits for calls in flight before closing everything.
     pub shutdown_grace: Duration,
+    /// How long a draining server keeps accepting (answering `/readyz` with
+    /// 503) before it stops, so that load balancers notice first.
+    pub drain_delay: Duration,
+    /// Draining and the served digest, as the status endpoints report them.
+    pub status: Arc<ServiceStatus>,
     /// Threads serving connections (see [`serving`]): one per core by default.
     pub serving_threads: usize,
 }
@@ -121,6 +135,7 @@ impl Default for HttpOptions {
             request_timeout: Duration::from_secs(60),
             session_idle: Duration::from_secs(30 * 60),
             max_sessions: DEFAULT_MAX_SESSIONS,
+            session_route: None,
             max_streams: DEFAULT_MAX_STREAMS,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             connection: ConnectionLimits {
@@ -128,6 +143,8 @@ impl Default for HttpOptions {
                 write_stall_timeout: DEFAULT_WRITE_STALL_TIMEOUT,
             },
             shutdown_grace: Duration::from_secs(30),
+            drain_delay: Duration::ZERO,
+            status: Arc::default(),
             serving_threads: std::thread::available_parallelism().map_or(1, usize::from),
         }
     }
@@ -145,8 +162,8 @@ pub enum HttpError {
     Serve(#[source] std::io::Error),
 }
 
-/// The router: `/mcp` (rmcp) and `/metrics` behind the token, `/healthz` open,
-/// all behind the Origin/Host check. `streams` ends every long-lived SSE
+/// The router: `/mcp` (rmcp) and `/metrics` behind the token, `/healthz` and
+/// `/readyz` open, all behind the Origin/Host check. `streams` ends every long-lived SSE
 /// stream and legacy session when cancelled. `new_session` makes the handler
 /// of each legacy session (and of each stateless request).
 pub fn router<S, F>(
@@ -168,20 +185,22 @@ where
         .with_cancellation_token(streams)
         .disable_allowed_hosts()
         .disable_allowed_origins();
-    let sessions = Arc::new(SessionTable::new(
-        options.max_sessions,
-        options.session_idle,
-    ));
+    let sessions = Arc::new(
+        SessionTable::new(options.max_sessions, options.session_idle)
+            .with_route(options.session_route.clone()),
+    );
     let mcp = StreamableHttpService::new(move || Ok(new_session()), sessions.clone(), config);
 
     let state = status::StatusState {
         metrics,
         started: Instant::now(),
+        service: options.status.clone(),
     };
     Router::new()
         .route_service(MCP_PATH, mcp)
         .route("/metrics", get(status::metrics))
-        .route(gate::OPEN_PATH, get(status::healthz))
+        .route(gate::HEALTHZ_PATH, get(status::healthz))
+        .route(status::READYZ_PATH, get(status::readyz))
         .with_state(state)
         .layer(GateLayer::new(options, sessions))
 }
@@ -229,11 +248,24 @@ where
     tracing::info!("listening on http://{local}{MCP_PATH}");
 
     shutdown.await;
+    options.status.start_draining();
+    if !options.drain_delay.is_zero() {
+        tracing::info!(
+            drain_delay_ms = options.drain_delay.as_millis() as u64,
+            "draining: /readyz answers 503; still serving until the drain delay ends"
+        );
+        tokio::time::sleep(options.drain_delay).await;
+    }
     tracing::info!(
         calls_in_flight = metrics.calls_in_flight(),
         "shutting down: no new connections, letting calls in flight finish"
     );
     stop_accepting.cancel();
+    // The connections that were waiting in the backlog are served now, each
+    // given a moment to read its request (`connection::STOP_GRACE`): let
+    // their calls begin, or the count below could read 0 while they are on
+    // their way and the streams (theirs among them) would end under them.
+    tokio::time::sleep(connection::STOP_GRACE * 2).await;
     let deadline = Instant::now() + options.shutdown_grace;
     while metrics.calls_in_flight() > 0 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -244,6 +276,10 @@ where
     if !threads.stop(Duration::from_secs(5)).await {
         tracing::warn!("connections still open after shutdown; closed them");
     }
+    tracing::info!(
+        calls_in_flight = metrics.calls_in_flight(),
+        "drained: streams and sessions ended"
+    );
     Ok(())
 }
 

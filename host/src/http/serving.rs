@@ -118,15 +118,10 @@ async fn serve_connections(
     stop: CancellationToken,
 ) {
     let (all_closed, open) = watch::channel(());
-    loop {
-        let (stream, permit) = tokio::select! {
-            () = stop.cancelled() => break,
-            handed = inbox.recv() => match handed {
-                Some(handed) => handed,
-                // The acceptor has stopped, so shutdown has begun.
-                None => break,
-            },
-        };
+    // Until the acceptor has stopped (it does at once on `stop`) and every
+    // connection it handed over has been taken: one accepted just before the
+    // stop holds a request its client has sent, and is served too.
+    while let Some((stream, permit)) = inbox.recv().await {
         let stream = match TcpStream::from_std(stream) {
             Ok(stream) => stream,
             Err(error) => {
@@ -156,6 +151,12 @@ async fn serve_connections(
 /// acceptor stops accepting (new connections wait in the kernel's backlog)
 /// until one closes. Idle connections close after the header timeout, so a
 /// crowd of idle sockets holds the others back for at most that long.
+///
+/// On `stop`, the connections already in the backlog are accepted and served
+/// before the listener closes: closing it with them inside would reset them,
+/// and their clients have sent requests that a balancer does not send again
+/// (a POST). Only a connection that arrives in the instant between that last
+/// accept and the close is refused.
 async fn accept(
     listener: TcpListener,
     mut inboxes: Vec<mpsc::UnboundedSender<Accepted>>,
@@ -166,51 +167,93 @@ async fn accept(
     let mut full = false;
     loop {
         let Some(permit) = connection_slot(&slots, &mut full, &stop).await else {
-            return;
+            break;
         };
         let accepted = tokio::select! {
-            () = stop.cancelled() => return,
+            () = stop.cancelled() => break,
             accepted = listener.accept() => accepted,
         };
-        let (stream, _peer) = match accepted {
-            Ok(accepted) => accepted,
+        let stream = match accepted.and_then(|(stream, _peer)| stream.into_std()) {
+            Ok(stream) => stream,
             Err(error) => {
                 accept_failed(error).await;
                 continue;
             }
         };
-        // Responses are written in several small pieces (SSE framing): with
-        // Nagle on, each waits for the peer's delayed ACK (about 40 ms).
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        if !hand_over(stream, permit, &mut inboxes, &mut next) {
+            return;
         }
-        // Off this runtime's reactor, onto the serving thread's.
-        let stream = match stream.into_std() {
-            Ok(stream) => stream,
-            Err(error) => {
-                tracing::debug!(%error, "cannot hand over a connection");
-                continue;
+    }
+    let listener = match listener.into_std() {
+        Ok(listener) => listener,
+        Err(error) => {
+            tracing::debug!(%error, "cannot take the listener back to empty its backlog");
+            return;
+        }
+    };
+    loop {
+        match listener.accept() {
+            Ok((stream, _peer)) => {
+                // Past the connection cap if need be: each is one request,
+                // answered with `Connection: close` while draining.
+                let permit = slots.clone().try_acquire_owned().unwrap_or_else(|_| {
+                    slots.add_permits(1);
+                    slots
+                        .clone()
+                        .try_acquire_owned()
+                        .expect("the permit just added")
+                });
+                if let Err(error) = stream.set_nonblocking(true) {
+                    tracing::debug!(%error, "cannot make a connection non-blocking");
+                    continue;
+                }
+                if !hand_over(stream, permit, &mut inboxes, &mut next) {
+                    return;
+                }
             }
-        };
-        let mut handed = (stream, permit);
-        loop {
-            match inboxes[next].send(handed) {
-                Ok(()) => {
-                    next = (next + 1) % inboxes.len();
-                    break;
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
+                ) => {}
+            // `WouldBlock`: the backlog is empty.
+            Err(_) => return,
+        }
+    }
+}
+
+/// Hands an accepted connection to the next serving thread; `false` once no
+/// thread is left.
+fn hand_over(
+    stream: std::net::TcpStream,
+    permit: OwnedSemaphorePermit,
+    inboxes: &mut Vec<mpsc::UnboundedSender<Accepted>>,
+    next: &mut usize,
+) -> bool {
+    // Responses are written in several small pieces (SSE framing): with
+    // Nagle on, each waits for the peer's delayed ACK (about 40 ms).
+    if let Err(error) = stream.set_nodelay(true) {
+        tracing::debug!(%error, "cannot set TCP_NODELAY");
+    }
+    let mut handed = (stream, permit);
+    loop {
+        match inboxes[*next].send(handed) {
+            Ok(()) => {
+                *next = (*next + 1) % inboxes.len();
+                return true;
+            }
+            // Only a thread that died stops receiving before the acceptor
+            // stops (a bug): the others take its share.
+            Err(mpsc::error::SendError(back)) => {
+                tracing::error!("a serving thread has stopped; serving on the others");
+                inboxes.remove(*next);
+                if inboxes.is_empty() {
+                    tracing::error!("no serving thread is left; no longer accepting");
+                    return false;
                 }
-                // Only a thread that died stops receiving before the acceptor
-                // stops (a bug): the others take its share.
-                Err(mpsc::error::SendError(back)) => {
-                    tracing::error!("a serving thread has stopped; serving on the others");
-                    inboxes.remove(next);
-                    if inboxes.is_empty() {
-                        tracing::error!("no serving thread is left; no longer accepting");
-                        return;
-                    }
-                    next %= inboxes.len();
-                    handed = back;
-                }
+                *next %= inboxes.len();
+                handed = back;
             }
         }
     }
@@ -320,6 +363,37 @@ mod tests {
             ]
         );
         stop.cancel();
+        assert!(threads.stop(Duration::from_secs(5)).await);
+        assert!(TcpStream::connect(addr).await.is_err(), "still accepting");
+    }
+
+    #[tokio::test]
+    async fn a_connection_waiting_in_the_backlog_at_the_stop_is_served() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = CancellationToken::new();
+        // One place, taken by an idle connection: the next waits in the backlog.
+        let threads = start(1, listener, thread_name_app(), 1, stop.clone());
+        let idle = TcpStream::connect(addr).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut waiting = TcpStream::connect(addr).await.unwrap();
+        waiting
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        stop.cancel();
+        let mut response = String::new();
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            waiting.read_to_string(&mut response),
+        )
+        .await
+        .expect("an answer, not a hang")
+        .expect("an answer, not a reset");
+        assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
+        assert!(response.ends_with("wharf-http-0"), "{response}");
+        drop(idle);
         assert!(threads.stop(Duration::from_secs(5)).await);
         assert!(TcpStream::connect(addr).await.is_err(), "still accepting");
     }

@@ -14,15 +14,22 @@
 //! Admissions in flight count too, so concurrent `initialize`s cannot
 //! overshoot; `create_session` also refuses past the ceiling, for a request
 //! that reached rmcp without an admission (its answer is then rmcp's 500).
+//!
+//! Behind a load balancer a session lives on one replica only. With a route
+//! (`--session-route NAME`) every session id starts with `NAME.`, so a
+//! balancer can send a session's requests to the replica that holds it by the
+//! id alone (deploy/nginx/wharf.conf; docs/replicas.md).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::WorkerTransport;
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError, SessionConfig, SessionError,
+    create_local_session,
 };
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId};
 
@@ -41,6 +48,28 @@ pub struct SessionTable {
     sessions: LocalSessionManager,
     max: usize,
     counts: Mutex<Counts>,
+    /// The prefix of every session id (without its `.`), if any.
+    route: Option<String>,
+}
+
+/// The longest `--session-route`.
+pub const MAX_SESSION_ROUTE: usize = 63;
+
+/// Checks a session route: 1 to 63 ASCII letters, digits, `-` or `_`, so that
+/// an id made from it is a visible-ASCII header value and a balancer can match
+/// it with a simple pattern.
+pub fn check_session_route(route: &str) -> Result<(), String> {
+    let fits = (1..=MAX_SESSION_ROUTE).contains(&route.len())
+        && route
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if fits {
+        Ok(())
+    } else {
+        Err(format!(
+            "a session route is 1 to {MAX_SESSION_ROUTE} ASCII letters, digits, '-' or '_'"
+        ))
+    }
 }
 
 #[derive(Debug, Default)]
@@ -65,7 +94,15 @@ impl SessionTable {
             sessions,
             max,
             counts: Mutex::default(),
+            route: None,
         }
+    }
+
+    /// The table, with every new session id starting with `route` and a `.`
+    /// (checked by [`check_session_route`]).
+    pub fn with_route(mut self, route: Option<String>) -> Self {
+        self.route = route;
+        self
     }
 
     /// The most sessions the table holds.
@@ -135,13 +172,29 @@ impl SessionManager for SessionTable {
             }
             counts.live += 1;
         }
-        match self.sessions.create_session().await {
-            Ok(created) => Ok(created),
-            Err(error) => {
-                self.counts().live -= 1;
-                Err(error.into())
-            }
-        }
+        let Some(route) = &self.route else {
+            return match self.sessions.create_session().await {
+                Ok(created) => Ok(created),
+                Err(error) => {
+                    self.counts().live -= 1;
+                    Err(error.into())
+                }
+            };
+        };
+        // rmcp's own `create_session`, with an id of ours: the route, then
+        // 128 random bits.
+        let mut random = [0u8; 16];
+        getrandom::fill(&mut random).expect("the operating system's random number generator");
+        let hex: String = random.iter().map(|b| format!("{b:02x}")).collect();
+        let id = SessionId::from(format!("{route}.{hex}"));
+        let (handle, worker) =
+            create_local_session(id.clone(), self.sessions.session_config.clone());
+        self.sessions
+            .sessions
+            .write()
+            .await
+            .insert(id.clone(), handle);
+        Ok((id, WorkerTransport::spawn(worker)))
     }
 
     async fn initialize_session(
@@ -208,6 +261,34 @@ mod tests {
 
     fn table(max: usize) -> Arc<SessionTable> {
         Arc::new(SessionTable::new(max, Duration::from_secs(60)))
+    }
+
+    #[tokio::test]
+    async fn a_route_prefixes_every_session_id_and_the_session_works() {
+        let table = SessionTable::new(4, Duration::from_secs(60)).with_route(Some("r-2".into()));
+        let (id, _transport) = table.create_session().await.unwrap();
+        let (route, random) = id.split_once('.').unwrap();
+        assert_eq!(route, "r-2");
+        assert_eq!(random.len(), 32);
+        assert!(random.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert!(table.knows(&id).await);
+        assert_eq!(table.live(), 1);
+        let (other, _transport) = table.create_session().await.unwrap();
+        assert_ne!(id, other);
+        table.close_session(&id).await.unwrap();
+        assert!(!table.knows(&id).await);
+        assert_eq!(table.live(), 1);
+    }
+
+    #[test]
+    fn session_routes_are_short_plain_names() {
+        let refusal = "a session route is 1 to 63 ASCII letters, digits, '-' or '_'";
+        for good in ["a", "wharf-0", "pod_1", &"x".repeat(63)] {
+            assert_eq!(check_session_route(good), Ok(()), "{good}");
+        }
+        for bad in ["", "a.b", "a b", "é", "x/y", &"x".repeat(64)] {
+            assert_eq!(check_session_route(bad), Err(refusal.into()), "{bad:?}");
+        }
     }
 
     #[tokio::test]

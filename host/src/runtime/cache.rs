@@ -34,7 +34,8 @@ impl ContentHash {
         Self(Sha256::digest(bytes).into())
     }
 
-    fn hex(&self) -> String {
+    /// The hash in lowercase hexadecimal.
+    pub fn hex(&self) -> String {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use rmcp::model::{CacheScope, DiscoverResult, Implementation, ServerCapabilities, ServerConfig};
 
 use crate::protocol::SUPPORTED_VERSIONS;
+use crate::registry::PluginSetDigest;
 
 /// How long clients may cache `server/discover`.
 const DISCOVER_TTL: Duration = Duration::from_secs(3600);
@@ -36,12 +37,24 @@ pub(super) fn server_config() -> ServerConfig {
     )
 }
 
-/// `server/discover`: the versions served and the server's description.
-pub(super) fn discover() -> DiscoverResult {
+/// The `_meta` key of `server/discover`'s plugin set digest.
+pub(super) const PLUGIN_SET_DIGEST_KEY: &str = "wharf/pluginSetDigest";
+
+/// `server/discover`: the versions served and the server's description, and
+/// the digest of the plugin set (`digest`, when the set has one) under
+/// [`PLUGIN_SET_DIGEST_KEY`] in `_meta`, so that replicas can be compared.
+pub(super) fn discover(digest: Option<PluginSetDigest>) -> DiscoverResult {
     // Capabilities and identity are fixed for the life of the process and hold
-    // nothing user-specific, so clients may cache and share them.
+    // nothing user-specific, so clients may cache and share them. The digest
+    // changes with a reload; it is for operators, who ask afresh.
     let mut result = DiscoverResult::from_server_info(SUPPORTED_VERSIONS.to_vec(), server_config());
     result.ttl_ms = DISCOVER_TTL.as_millis() as u64;
     result.cache_scope = CacheScope::Public;
+    if let Some(digest) = digest {
+        result
+            .meta
+            .get_or_insert_with(Default::default)
+            .insert(PLUGIN_SET_DIGEST_KEY.into(), digest.to_string().into());
+    }
     result
 }
