@@ -1,0 +1,84 @@
+//! What every command that speaks to a registry shares (`--insecure-registry`),
+//! and serve's registry plugin settings (`--trust`, `--require-signed`,
+//! `--oci-poll-secs`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use wharf::oci::client::{ClientOptions, RegistryClient};
+use wharf::oci::signature::{PublicKey, TrustPolicy};
+use wharf::oci::source::OciSource;
+use wharf::oci::store::BlobStore;
+
+/// How registries are reached.
+#[derive(Args, Clone)]
+pub struct RegistryArgs {
+    /// A registry (`HOST` or `HOST:PORT`) reached over plain HTTP; repeatable.
+    /// Loopback registries always are; every other one needs HTTPS.
+    #[arg(long = "insecure-registry", value_name = "HOST")]
+    insecure: Vec<String>,
+}
+
+impl RegistryArgs {
+    /// The client these settings describe.
+    pub fn client(&self) -> RegistryClient {
+        RegistryClient::new(ClientOptions {
+            insecure: self.insecure.clone(),
+        })
+    }
+}
+
+/// Where plugins from registries come from, and what they must carry.
+#[derive(Args)]
+pub struct OciServeArgs {
+    /// A public key (PEM, ECDSA P-256, as `cosign generate-key-pair` or
+    /// `wharf keygen` writes) whose cosign signatures are trusted; repeatable.
+    /// With one, every registry plugin must be signed by one of these keys,
+    /// or it is refused.
+    #[arg(long = "trust", value_name = "KEYFILE")]
+    trust: Vec<PathBuf>,
+
+    /// Local components must be signed too: `NAME.wasm` loads only beside a
+    /// `NAME.wasm.sig` (base64 ECDSA signature of its bytes, as `cosign
+    /// sign-blob` or `wharf sign --file` writes) by a `--trust` key.
+    #[arg(long, requires = "trust")]
+    require_signed: bool,
+
+    /// How often a registry tag is looked up again, in seconds; a new digest
+    /// is pulled, verified and swapped in.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    oci_poll_secs: u64,
+
+    /// How registries are reached.
+    #[command(flatten)]
+    registry: RegistryArgs,
+}
+
+impl OciServeArgs {
+    /// The trust policy of `--trust`.
+    pub fn policy(&self) -> anyhow::Result<TrustPolicy> {
+        let keys = self
+            .trust
+            .iter()
+            .map(|path| PublicKey::from_file(path))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(TrustPolicy::keys(keys))
+    }
+
+    /// Whether local components must be signed.
+    pub fn require_signed(&self) -> bool {
+        self.require_signed
+    }
+
+    /// The registry source of serve, storing under `cache_root`.
+    pub fn source(&self, cache_root: Option<&Path>) -> anyhow::Result<Arc<OciSource>> {
+        Ok(Arc::new(OciSource::new(
+            self.registry.client(),
+            cache_root.map(BlobStore::new),
+            self.policy()?,
+            Duration::from_secs(self.oci_poll_secs),
+        )))
+    }
+}
