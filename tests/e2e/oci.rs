@@ -374,3 +374,83 @@ fn a_moved_tag_reloads_and_a_stopped_registry_keeps_serving() {
     assert_eq!(names, after);
     still_serving(&mut served, 2);
 }
+
+#[test]
+fn require_signed_loads_only_local_files_signed_by_a_trusted_key() {
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    wharf(&["keygen", "--out", "trusted"], w);
+    wharf(&["keygen", "--out", "stranger"], w);
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str| dir.path().join(format!("{name}.wasm"));
+    for name in ["echo", "calc", "units"] {
+        std::fs::copy(plugin_file(name), file(name)).unwrap();
+    }
+    let written = wharf(
+        &[
+            "sign",
+            file("echo").to_str().unwrap(),
+            "--key",
+            "trusted.key",
+        ],
+        w,
+    );
+    assert_eq!(written, format!("{}.sig", file("echo").display()));
+    wharf(
+        &[
+            "sign",
+            file("units").to_str().unwrap(),
+            "--key",
+            "stranger.key",
+        ],
+        w,
+    );
+    let trusted = w.join("trusted.pub");
+    let mut served = Wharf::start_in(
+        dir.path(),
+        &["--trust", trusted.to_str().unwrap(), "--require-signed"],
+    );
+    assert_eq!(tool_names(&mut served), ["echo_echo"]);
+    let log = served.stderr();
+    for expected in [
+        format!(
+            "--require-signed: no signature at {}.sig: No such file or directory",
+            file("calc").display()
+        ),
+        format!(
+            "--require-signed: {}.sig: the signature is by none of the trusted keys, or of other bytes",
+            file("units").display()
+        ),
+    ] {
+        assert!(log.contains(&expected), "missing {expected:?} in:\n{log}");
+    }
+    // Signing calc now brings it in, as any change to the folder would.
+    wharf(
+        &[
+            "sign",
+            file("calc").to_str().unwrap(),
+            "--key",
+            "trusted.key",
+        ],
+        w,
+    );
+    served.wait_for_log("plugins reloaded");
+    assert!(tool_names(&mut served).contains(&"calc_add".to_string()));
+}
+
+#[test]
+fn a_bad_reference_or_an_absent_registry_is_logged_and_the_rest_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(plugin_file("echo"), dir.path().join("echo.wasm")).unwrap();
+    std::fs::write(dir.path().join("typo.oci"), "oci://127.0.0.1:1/Team/x:v1\n").unwrap();
+    std::fs::write(dir.path().join("down.oci"), "oci://127.0.0.1:1/team/x:v1\n").unwrap();
+    let mut served = Wharf::start_in(dir.path(), &[]);
+    assert_eq!(tool_names(&mut served), ["echo_echo"]);
+    let log = served.stderr();
+    for expected in [
+        "plugin not loaded: `oci://127.0.0.1:1/Team/x:v1`: the repository part `Team` is not lowercase letters and digits joined by `.`, `_`, `__` or `-`",
+        "plugin not loaded: cannot reach the registry 127.0.0.1:1: Connection refused",
+    ] {
+        assert!(log.contains(expected), "missing {expected:?} in:\n{log}");
+    }
+}

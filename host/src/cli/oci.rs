@@ -4,12 +4,15 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use bytes::Bytes;
 use clap::Args;
+use wharf::loader::signature_path;
 use wharf::manifest::manifest_path;
 use wharf::oci::artifact::ImageManifest;
 use wharf::oci::client::OCI_MANIFEST;
-use wharf::oci::reference::{Reference, Version};
+use wharf::oci::reference::{Reference, SCHEME, Version};
 use wharf::oci::signature::{self, SigningKey};
 use wharf::oci::source::OciSource;
 
@@ -127,8 +130,10 @@ impl PushArgs {
 /// The arguments of `wharf sign`.
 #[derive(Args)]
 pub struct SignArgs {
-    /// What to sign: `oci://…:TAG` (signs the digest it names now) or `@sha256:…`.
-    reference: Reference,
+    /// What to sign: `oci://…:TAG` (signs the digest the tag names now),
+    /// `oci://…@sha256:…`, or a local component FILE (writes `FILE.sig`,
+    /// for `--require-signed`; the format of `cosign sign-blob`).
+    target: String,
     /// The private key (`wharf keygen`'s PREFIX.key).
     #[arg(long)]
     key: PathBuf,
@@ -138,16 +143,25 @@ pub struct SignArgs {
 
 impl SignArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        multi_threaded()?.block_on(self.sign())
-    }
-
-    async fn sign(self) -> anyhow::Result<()> {
         let key = SigningKey::from_file(&self.key)?;
-        let client = self.registry.client();
-        let (digest, _) = client.manifest(&self.reference).await?;
-        let at = signature::sign(&client, &key, &self.reference, &digest).await?;
-        println!("{at}");
-        Ok(())
+        if !self.target.starts_with(SCHEME) {
+            let file = PathBuf::from(&self.target);
+            let bytes =
+                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            let signature = signature_path(&file);
+            std::fs::write(&signature, format!("{}\n", BASE64.encode(key.sign(&bytes))))
+                .with_context(|| format!("writing {}", signature.display()))?;
+            println!("{}", signature.display());
+            return Ok(());
+        }
+        let reference = Reference::parse(&self.target)?;
+        multi_threaded()?.block_on(async {
+            let client = self.registry.client();
+            let (digest, _) = client.manifest(&reference).await?;
+            let at = signature::sign(&client, &key, &reference, &digest).await?;
+            println!("{at}");
+            Ok(())
+        })
     }
 }
 
