@@ -454,3 +454,33 @@ fn a_bad_reference_or_an_absent_registry_is_logged_and_the_rest_serves() {
         assert!(log.contains(expected), "missing {expected:?} in:\n{log}");
     }
 }
+
+#[test]
+fn inspect_shows_what_a_pushed_plugin_is_granted_before_it_runs() {
+    let registry = Registry::start();
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    std::fs::copy(plugin_file("calc"), w.join("calc.wasm")).unwrap();
+    std::fs::write(
+        w.join("calc.toml"),
+        "[env]\nset = { CALC_MODE = \"exact\" }\n",
+    )
+    .unwrap();
+    let reference = registry.reference("i/calc:v1");
+    wharf(&["push", "calc.wasm", &reference], w);
+    // Inspected from elsewhere: only the registry holds the manifest.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let report = wharf(&["inspect", &reference], elsewhere.path());
+    assert!(report.contains("plugin: calc\n"), "{report}");
+    assert!(report.contains("  env: CALC_MODE\n"), "{report}");
+    // Signed-only inspection refuses what is not signed.
+    wharf(&["keygen", "--out", "k"], w);
+    let output = Command::new(env!("CARGO_BIN_EXE_wharf"))
+        .args(["inspect", &reference, "--trust"])
+        .arg(w.join("k.pub"))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("refused: it is not signed"), "{stderr}");
+}
