@@ -116,6 +116,8 @@ pub struct PluginFolder {
     failed: HashMap<PathBuf, Option<Fingerprint>>,
     /// Where `.oci` references are pulled from.
     oci: Option<Arc<OciSource>>,
+    /// Plugins named on the command line: name and reference.
+    references: Vec<(String, Reference)>,
     /// With `--require-signed`: the keys a local component's `.sig` must verify under.
     local_trust: Option<TrustPolicy>,
     /// The last problem logged per file while getting its bytes (a registry
@@ -132,6 +134,7 @@ impl PluginFolder {
             loaded: BTreeMap::new(),
             failed: HashMap::new(),
             oci: None,
+            references: Vec::new(),
             local_trust: None,
             noted: HashMap::new(),
         }
@@ -140,6 +143,13 @@ impl PluginFolder {
     /// Loads `NAME.oci` references from `source`.
     pub fn with_oci(mut self, source: Arc<OciSource>) -> Self {
         self.oci = Some(source);
+        self
+    }
+
+    /// Also serves these plugins (`--plugin NAME=oci://…`), each with the
+    /// folder's `NAME.toml` as its manifest.
+    pub fn with_references(mut self, references: Vec<(String, Reference)>) -> Self {
+        self.references = references;
         self
     }
 
@@ -185,22 +195,40 @@ impl PluginFolder {
         let mut report = ScanReport::default();
         let mut claimed: BTreeMap<String, PathBuf> = BTreeMap::new();
         let mut jobs = Vec::new();
-        for path in component_files(&self.dir)? {
-            let modified = match regular_file(&path) {
-                Ok(Some(modified)) => modified,
-                // Deleted since the folder was listed.
-                Ok(None) => continue,
-                Err(error) => {
-                    self.report_once(&path, &error);
-                    continue;
-                }
-            };
-            let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-            let name = match naming::plugin_name(&stem) {
-                Ok(name) => name,
-                Err(error) => {
-                    self.report_once(&path, &FileError::from(error));
-                    continue;
+        // `--plugin` references first: named on the command line, they win a
+        // name clash with a file.
+        let mut entries: Vec<(PathBuf, Option<Reference>)> = self
+            .references
+            .iter()
+            .map(|(name, reference)| (reference_label(name, reference), Some(reference.clone())))
+            .collect();
+        entries.extend(component_files(&self.dir)?.into_iter().map(|p| (p, None)));
+        for (path, given) in entries {
+            let (name, modified) = if let Some(reference) = &given {
+                let name = self
+                    .references
+                    .iter()
+                    .find(|(_, r)| r == reference)
+                    .map(|(name, _)| name.clone())
+                    .unwrap_or_default();
+                (name, None)
+            } else {
+                let modified = match regular_file(&path) {
+                    Ok(Some(modified)) => modified,
+                    // Deleted since the folder was listed.
+                    Ok(None) => continue,
+                    Err(error) => {
+                        self.report_once(&path, &error);
+                        continue;
+                    }
+                };
+                let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+                match naming::plugin_name(&stem) {
+                    Ok(name) => (name, Some(modified)),
+                    Err(error) => {
+                        self.report_once(&path, &FileError::from(error));
+                        continue;
+                    }
                 }
             };
             if let Some(taken_by) = claimed.get(&name) {
@@ -213,12 +241,16 @@ impl PluginFolder {
             }
             claimed.insert(name.clone(), path.clone());
 
-            let manifest_path = manifest::manifest_path(&path);
-            if !settled.settled(&path, modified) || !manifest_settled(settled, &manifest_path) {
+            let manifest_path = match &given {
+                Some(_) => self.dir.join(format!("{name}.toml")),
+                None => manifest::manifest_path(&path),
+            };
+            let file_settled = modified.is_none_or(|modified| settled.settled(&path, modified));
+            if !file_settled || !manifest_settled(settled, &manifest_path) {
                 report.deferred.push(path);
                 continue;
             }
-            let bytes = match self.component_bytes(&path).await {
+            let bytes = match self.component_bytes(&path, given.as_ref()).await {
                 Ok(Some(bytes)) => bytes,
                 Ok(None) => {
                     report.deferred.push(path);
@@ -306,17 +338,29 @@ impl PluginFolder {
             report.removed.push(name);
         }
         // `symlink_metadata`: a symlink loop is still there, and still reported.
-        self.failed
-            .retain(|path, _| std::fs::symlink_metadata(path).is_ok());
-        self.noted
-            .retain(|path, _| std::fs::symlink_metadata(path).is_ok());
+        let labels: Vec<PathBuf> = self
+            .references
+            .iter()
+            .map(|(name, reference)| reference_label(name, reference))
+            .collect();
+        let there =
+            |path: &PathBuf| labels.contains(path) || std::fs::symlink_metadata(path).is_ok();
+        self.failed.retain(|path, _| there(path));
+        self.noted.retain(|path, _| there(path));
         Ok(report)
     }
 
     /// The component bytes behind `path`: the file's own, or for a `.oci`
     /// file the registry's, verified as the policy asks. `None`: not readable
     /// yet (gone or being replaced), try again later.
-    async fn component_bytes(&mut self, path: &Path) -> Result<Option<Vec<u8>>, FileError> {
+    async fn component_bytes(
+        &mut self,
+        path: &Path,
+        given: Option<&Reference>,
+    ) -> Result<Option<Vec<u8>>, FileError> {
+        if let Some(reference) = given {
+            return self.pull(path, reference).await.map(Some);
+        }
         let bytes = match std::fs::read(path) {
             Ok(bytes) => bytes,
             Err(error) => {
@@ -339,8 +383,13 @@ impl PluginFolder {
             return Ok(Some(bytes));
         }
         let reference = Reference::parse(String::from_utf8_lossy(&bytes).trim())?;
+        self.pull(path, &reference).await.map(Some)
+    }
+
+    /// The component `reference` names now, from the registry source.
+    async fn pull(&mut self, path: &Path, reference: &Reference) -> Result<Vec<u8>, FileError> {
         let source = self.oci.clone().ok_or(FileError::NoRegistry)?;
-        let fetched = source.fetch(&reference).await.map_err(Box::new)?;
+        let fetched = source.fetch(reference).await.map_err(Box::new)?;
         match fetched.stale {
             Some(warning) => {
                 if self.noted.get(path) != Some(&warning) {
@@ -355,7 +404,7 @@ impl PluginFolder {
                 tracing::debug!(reference = %reference, digest = %fetched.digest, "resolved");
             }
         }
-        Ok(Some(fetched.component))
+        Ok(fetched.component)
     }
 
     /// Logs why a file gave no bytes, once until the reason changes.
@@ -398,6 +447,12 @@ pub fn component_files(dir: &Path) -> Result<Vec<PathBuf>, FolderError> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// What a `--plugin` reference is called in log lines and reports, in place
+/// of a file's path.
+fn reference_label(name: &str, reference: &Reference) -> PathBuf {
+    PathBuf::from(format!("--plugin {name}={reference}"))
 }
 
 /// Whether `path` is a registry reference (`NAME.oci`) rather than a component.

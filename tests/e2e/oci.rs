@@ -484,3 +484,20 @@ fn inspect_shows_what_a_pushed_plugin_is_granted_before_it_runs() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("refused: it is not signed"), "{stderr}");
 }
+
+#[test]
+fn a_plugin_named_on_the_command_line_is_served_with_the_folders_manifest() {
+    let registry = Registry::start();
+    let reference = registry.reference("cli/calc:v1");
+    oras(&[
+        "push",
+        bare(&reference),
+        plugin_file("calc").to_str().unwrap(),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sums.toml"), "[names]\nprefix = false\n").unwrap();
+    let flag = format!("sums={reference}");
+    let mut served = Wharf::start_in(dir.path(), &["--plugin", &flag]);
+    let names = tool_names(&mut served);
+    assert!(names.contains(&"add".to_string()), "{names:?}");
+}

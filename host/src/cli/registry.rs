@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
+use wharf::naming::plugin_name;
 use wharf::oci::client::{ClientOptions, RegistryClient};
+use wharf::oci::reference::Reference;
 use wharf::oci::signature::{PublicKey, TrustPolicy};
 use wharf::oci::source::OciSource;
 use wharf::oci::store::BlobStore;
@@ -51,6 +53,12 @@ pub struct OciServeArgs {
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     oci_poll_secs: u64,
 
+    /// A plugin from a registry: `NAME=oci://REGISTRY/REPOSITORY:TAG` (or
+    /// `@sha256:…`); repeatable. Like a `NAME.oci` file in the folder, whose
+    /// `NAME.toml` applies to it; it wins a name clash with a file.
+    #[arg(long = "plugin", value_name = "NAME=oci://…", value_parser = parse_plugin)]
+    registry_plugins: Vec<(String, Reference)>,
+
     /// How registries are reached.
     #[command(flatten)]
     registry: RegistryArgs,
@@ -67,6 +75,11 @@ impl OciServeArgs {
         Ok(TrustPolicy::keys(keys))
     }
 
+    /// The `--plugin` references.
+    pub fn references(&self) -> Vec<(String, Reference)> {
+        self.registry_plugins.clone()
+    }
+
     /// Whether local components must be signed.
     pub fn require_signed(&self) -> bool {
         self.require_signed
@@ -80,5 +93,40 @@ impl OciServeArgs {
             self.policy()?,
             Duration::from_secs(self.oci_poll_secs),
         )))
+    }
+}
+
+/// Parses `NAME=oci://…`.
+fn parse_plugin(text: &str) -> Result<(String, Reference), String> {
+    let (name, reference) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}` is not NAME=oci://REGISTRY/REPOSITORY:TAG"))?;
+    let checked = plugin_name(name).map_err(|e| e.to_string())?;
+    if checked != name {
+        return Err(format!(
+            "`{name}` is not a plugin name; `{checked}` would be"
+        ));
+    }
+    let reference = Reference::parse(reference).map_err(|e| e.to_string())?;
+    Ok((checked, reference))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plugin_flag_names_a_plugin_and_a_reference() {
+        let (name, reference) = parse_plugin("echo=oci://127.0.0.1:5000/t/echo:v1").unwrap();
+        assert_eq!(name, "echo");
+        assert_eq!(reference.to_string(), "oci://127.0.0.1:5000/t/echo:v1");
+        assert_eq!(
+            parse_plugin("oci://h/e:1").unwrap_err(),
+            "`oci://h/e:1` is not NAME=oci://REGISTRY/REPOSITORY:TAG"
+        );
+        assert_eq!(
+            parse_plugin("echo=h/e:1").unwrap_err(),
+            "`h/e:1` is not an OCI reference: it must start with `oci://`"
+        );
     }
 }

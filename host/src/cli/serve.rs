@@ -185,8 +185,9 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
     } else {
         Some(FolderWatch::start(&args.plugins)?)
     };
-    let mut folder =
-        PluginFolder::new(&args.plugins, runtime).with_oci(args.oci.source(cache_root.as_deref())?);
+    let mut folder = PluginFolder::new(&args.plugins, runtime)
+        .with_oci(args.oci.source(cache_root.as_deref())?)
+        .with_references(args.oci.references());
     if args.oci.require_signed() {
         folder = folder.require_signed(args.oci.policy()?);
     }
