@@ -10,6 +10,7 @@
 //! together for the loader, which treats a reference like one more file.
 
 pub mod artifact;
+pub mod auth;
 pub mod client;
 pub mod reference;
 pub mod signature;

@@ -23,10 +23,31 @@ struct Registry {
     /// `127.0.0.1:PORT`.
     addr: String,
     root: tempfile::TempDir,
+    /// Files the config names (the htpasswd file).
+    keep: Option<tempfile::TempDir>,
 }
 
 impl Registry {
     fn start() -> Self {
+        Self::start_with("")
+    }
+
+    /// A registry that wants `user:password` (HTTP basic, an htpasswd file).
+    fn start_with_user(user_password: &str) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("htpasswd");
+        oras(&["htpasswd", user_password, file.to_str().unwrap()]);
+        let auth = format!(
+            "auth:\n  htpasswd:\n    realm: wharf-test\n    path: {}\n",
+            file.display()
+        );
+        let mut registry = Self::start_with(&auth);
+        registry.keep = Some(root);
+        registry
+    }
+
+    /// A registry whose config ends with `extra` (YAML).
+    fn start_with(extra: &str) -> Self {
         let root = tempfile::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -38,7 +59,7 @@ impl Registry {
         std::fs::write(
             &config,
             format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n{extra}",
                 root.path().join("data").display()
             ),
         )
@@ -52,7 +73,12 @@ impl Registry {
             .expect(
                 "start docker-registry: install Debian's `docker-registry` package (.ci/run does)",
             );
-        let registry = Self { child, addr, root };
+        let registry = Self {
+            child,
+            addr,
+            root,
+            keep: None,
+        };
         let deadline = Instant::now() + Duration::from_secs(30);
         while !registry.answers() {
             assert!(Instant::now() < deadline, "the registry did not start");
@@ -61,7 +87,7 @@ impl Registry {
         registry
     }
 
-    /// Whether `GET /v2/` answers 200.
+    /// Whether `GET /v2/` answers (200, or 401 when it wants a user).
     fn answers(&self) -> bool {
         let Ok(mut stream) = TcpStream::connect(&self.addr) else {
             return false;
@@ -73,7 +99,7 @@ impl Registry {
         let mut answer = String::new();
         stream.write_all(request.as_bytes()).is_ok()
             && stream.read_to_string(&mut answer).is_ok()
-            && answer.starts_with("HTTP/1.1 200")
+            && (answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.1 401"))
     }
 
     fn reference(&self, path: &str) -> String {
@@ -500,4 +526,44 @@ fn a_plugin_named_on_the_command_line_is_served_with_the_folders_manifest() {
     let mut served = Wharf::start_in(dir.path(), &["--plugin", &flag]);
     let names = tool_names(&mut served);
     assert!(names.contains(&"add".to_string()), "{names:?}");
+}
+
+#[test]
+fn registry_credentials_come_from_a_docker_config() {
+    let registry = Registry::start_with_user("alice:s3cret");
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    std::fs::copy(plugin_file("echo"), w.join("echo.wasm")).unwrap();
+    // No credentials (an empty DOCKER_CONFIG): the registry's 401 is the error.
+    let reference = registry.reference("auth/echo:v1");
+    let output = Command::new(env!("CARGO_BIN_EXE_wharf"))
+        .args(["push", "echo.wasm", &reference])
+        .current_dir(w)
+        .env("DOCKER_CONFIG", w)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("the registry answered 401 Unauthorized"),
+        "{stderr}"
+    );
+    // With them: push, then serve.
+    let config = w.join("auth.json");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{"auths": {{"{}": {{"auth": "YWxpY2U6czNjcmV0"}}}}}}"#,
+            registry.addr
+        ),
+    )
+    .unwrap();
+    let auth = ["--registry-auth", config.to_str().unwrap()];
+    let mut push = vec!["push", "echo.wasm", &reference];
+    push.extend(auth);
+    wharf(&push, w);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("echo.oci"), &reference).unwrap();
+    let mut served = Wharf::start_in(dir.path(), &auth);
+    assert_eq!(tool_names(&mut served), ["echo_echo"]);
 }

@@ -5,6 +5,7 @@ manifest moves a tamperer would make.
     python oras_tool.py push HOST:PORT/REPO:TAG FILE    -> prints the manifest digest
     python oras_tool.py pull HOST:PORT/REPO:TAG OUTDIR  -> prints the manifest (JSON)
     python oras_tool.py copy HOST:PORT/REPO:SRC DSTTAG  -> puts SRC's manifest at DSTTAG
+    python oras_tool.py htpasswd USER:PASSWORD FILE     -> writes a bcrypt htpasswd file
 """
 
 import hashlib
@@ -37,6 +38,14 @@ def raw_manifest(target):
 
 def main():
     command, target, arg = sys.argv[1:4]
+    if command == "htpasswd":
+        import bcrypt
+
+        user, password = target.split(":", 1)
+        hashed = bcrypt.hashpw(password.encode(), bcrypt.gensalt()).decode()
+        with open(arg, "w") as out:
+            out.write(f"{user}:{hashed}\n")
+        return
     client = oras.provider.Registry(insecure=True)
     if command == "push":
         os.chdir(os.path.dirname(os.path.abspath(arg)))

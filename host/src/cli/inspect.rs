@@ -55,7 +55,7 @@ impl InspectArgs {
                 .map(|p| PublicKey::from_file(p))
                 .collect::<Result<Vec<_>, _>>()?;
             let source = OciSource::new(
-                self.registry.client(),
+                self.registry.client()?,
                 None,
                 TrustPolicy::keys(keys),
                 Duration::ZERO,

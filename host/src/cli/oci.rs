@@ -103,7 +103,7 @@ impl PushArgs {
                 return Err(error).with_context(|| format!("reading {}", manifest_file.display()));
             }
         };
-        let client = self.registry.client();
+        let client = self.registry.client()?;
         let config = b"{}".to_vec();
         let title = self
             .file
@@ -156,7 +156,7 @@ impl SignArgs {
         }
         let reference = Reference::parse(&self.target)?;
         multi_threaded()?.block_on(async {
-            let client = self.registry.client();
+            let client = self.registry.client()?;
             let (digest, _) = client.manifest(&reference).await?;
             let at = signature::sign(&client, &key, &reference, &digest).await?;
             println!("{at}");
@@ -192,7 +192,7 @@ impl PullArgs {
             .map(|p| signature::PublicKey::from_file(p))
             .collect::<Result<Vec<_>, _>>()?;
         let source = OciSource::new(
-            self.registry.client(),
+            self.registry.client()?,
             None,
             signature::TrustPolicy::keys(keys),
             std::time::Duration::ZERO,

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 use wharf::naming::plugin_name;
+use wharf::oci::auth::Credentials;
 use wharf::oci::client::{ClientOptions, RegistryClient};
 use wharf::oci::reference::Reference;
 use wharf::oci::signature::{PublicKey, TrustPolicy};
@@ -21,14 +22,27 @@ pub struct RegistryArgs {
     /// Loopback registries always are; every other one needs HTTPS.
     #[arg(long = "insecure-registry", value_name = "HOST")]
     insecure: Vec<String>,
+
+    /// Registry credentials: a Docker-style config.json (`auths`) [default:
+    /// `$DOCKER_CONFIG/config.json` or `~/.docker/config.json`, if there].
+    #[arg(long, value_name = "CONFIG_JSON")]
+    registry_auth: Option<PathBuf>,
 }
 
 impl RegistryArgs {
     /// The client these settings describe.
-    pub fn client(&self) -> RegistryClient {
-        RegistryClient::new(ClientOptions {
+    pub fn client(&self) -> anyhow::Result<RegistryClient> {
+        let credentials = match &self.registry_auth {
+            Some(path) => Credentials::from_file(path)?,
+            None => match Credentials::default_path().filter(|p| p.is_file()) {
+                Some(path) => Credentials::from_file(&path)?,
+                None => Credentials::default(),
+            },
+        };
+        Ok(RegistryClient::new(ClientOptions {
             insecure: self.insecure.clone(),
-        })
+            credentials,
+        }))
     }
 }
 
@@ -88,7 +102,7 @@ impl OciServeArgs {
     /// The registry source of serve, storing under `cache_root`.
     pub fn source(&self, cache_root: Option<&Path>) -> anyhow::Result<Arc<OciSource>> {
         Ok(Arc::new(OciSource::new(
-            self.registry.client(),
+            self.registry.client()?,
             cache_root.map(BlobStore::new),
             self.policy()?,
             Duration::from_secs(self.oci_poll_secs),

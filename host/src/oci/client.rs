@@ -7,7 +7,8 @@
 //! Every response body is read under a cap, and every blob is checked
 //! against its digest before anyone sees its bytes.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -16,6 +17,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
+use super::auth::{Challenge, Credentials};
 use super::reference::{Digest, Reference, Version};
 
 /// Media types of an image manifest, asked for in this order.
@@ -60,6 +62,8 @@ pub struct ClientOptions {
     /// Registries (`host` or `host:port`) reached over plain HTTP although
     /// not on loopback.
     pub insecure: Vec<String>,
+    /// User names and passwords per registry.
+    pub credentials: Credentials,
 }
 
 /// A connection-less client: each call opens its own connection (registry
@@ -68,6 +72,8 @@ pub struct ClientOptions {
 pub struct RegistryClient {
     options: ClientOptions,
     tls: tokio_rustls::TlsConnector,
+    /// The `Authorization` that last worked, per registry (`host:port`).
+    authorizations: Arc<Mutex<HashMap<String, String>>>,
 }
 
 impl RegistryClient {
@@ -86,6 +92,7 @@ impl RegistryClient {
         Self {
             options,
             tls: tokio_rustls::TlsConnector::from(Arc::new(config)),
+            authorizations: Arc::default(),
         }
     }
 
@@ -271,7 +278,8 @@ impl RegistryClient {
         self.request(what, method, url, accept, body, limit).await
     }
 
-    /// One request, following redirects of a GET, under [`REQUEST_TIMEOUT`].
+    /// One request, following redirects of a GET, under [`REQUEST_TIMEOUT`];
+    /// a 401 from the registry is answered once (see [`super::auth`]).
     async fn request(
         &self,
         what: &str,
@@ -281,13 +289,47 @@ impl RegistryClient {
         body: Option<(&str, Bytes)>,
         limit: usize,
     ) -> Result<(StatusCode, HeaderMap, Bytes), RegistryError> {
+        let origin = authority(url);
         let mut url = url.to_string();
-        for _ in 0..=MAX_REDIRECTS {
-            let attempt = self.once(what, method.clone(), &url, accept, body.clone(), limit);
+        let mut authorized = false;
+        // Redirects, and one more turn for the 401.
+        for _ in 0..=MAX_REDIRECTS + 1 {
+            // Credentials go to the registry only, never to a storage host it redirects to.
+            let at_origin = authority(&url) == origin;
+            let authorization = if at_origin {
+                self.authorizations
+                    .lock()
+                    .expect("authorizations lock")
+                    .get(&origin)
+                    .cloned()
+            } else {
+                None
+            };
+            let attempt = self.once(
+                what,
+                method.clone(),
+                &url,
+                Asking {
+                    accept,
+                    authorization: authorization.as_deref(),
+                },
+                body.clone(),
+                limit,
+            );
             let (status, headers, bytes) =
                 tokio::time::timeout(REQUEST_TIMEOUT, attempt)
                     .await
                     .map_err(|_| unreachable(&url, "no answer within 60 s".into()))??;
+            if status == StatusCode::UNAUTHORIZED && at_origin && !authorized {
+                authorized = true;
+                if let Some(value) = self.authorize(what, &origin, &headers).await? {
+                    self.authorizations
+                        .lock()
+                        .expect("authorizations lock")
+                        .insert(origin.clone(), value);
+                    continue;
+                }
+            }
             if status.is_redirection()
                 && method == Method::GET
                 && let Some(location) = headers.get(header::LOCATION).and_then(|v| v.to_str().ok())
@@ -306,15 +348,87 @@ impl RegistryClient {
         })
     }
 
+    /// The `Authorization` that answers a 401's challenge, if there is one:
+    /// the credentials for `Basic`, a token from the realm for `Bearer`.
+    async fn authorize(
+        &self,
+        what: &str,
+        registry: &str,
+        headers: &HeaderMap,
+    ) -> Result<Option<String>, RegistryError> {
+        let basic = self.options.credentials.basic(registry);
+        let challenge = headers
+            .get(header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(Challenge::parse);
+        let (realm, service, scope) = match challenge {
+            Some(Challenge::Basic) => return Ok(basic),
+            Some(Challenge::Bearer {
+                realm,
+                service,
+                scope,
+            }) => (realm, service, scope),
+            None => return Ok(None),
+        };
+        let mut query = Vec::new();
+        for (key, value) in [("service", service), ("scope", scope)] {
+            if let Some(value) = value {
+                query.push(format!("{key}={}", value.replace(' ', "%20")));
+            }
+        }
+        let separator = if realm.contains('?') { '&' } else { '?' };
+        let url = if query.is_empty() {
+            realm
+        } else {
+            format!("{realm}{separator}{}", query.join("&"))
+        };
+        let what = format!("{what}: getting a token from {url}");
+        let (status, _, body) = self
+            .once(
+                &what,
+                Method::GET,
+                &url,
+                Asking {
+                    accept: None,
+                    authorization: basic.as_deref(),
+                },
+                None,
+                MAX_MANIFEST_BYTES,
+            )
+            .await?;
+        expect(&what, status, StatusCode::OK, &body)?;
+        #[derive(serde::Deserialize)]
+        struct Token {
+            token: Option<String>,
+            access_token: Option<String>,
+        }
+        let token: Token = serde_json::from_slice(&body).map_err(|e| RegistryError::Protocol {
+            what: what.clone(),
+            reason: e.to_string(),
+        })?;
+        let token = token
+            .token
+            .or(token.access_token)
+            .ok_or(RegistryError::Protocol {
+                what,
+                reason: "the answer has no token".into(),
+            })?;
+        Ok(Some(format!("Bearer {token}")))
+    }
+
     async fn once(
         &self,
         what: &str,
         method: Method,
         url: &str,
-        accept: Option<&str>,
+        asking: Asking<'_>,
         body: Option<(&str, Bytes)>,
         limit: usize,
     ) -> Result<(StatusCode, HeaderMap, Bytes), RegistryError> {
+        let Asking {
+            accept,
+            authorization,
+        } = asking;
         let uri: Uri = url.parse().map_err(|e| RegistryError::Protocol {
             what: what.into(),
             reason: format!("bad URL {url}: {e}"),
@@ -340,6 +454,9 @@ impl RegistryClient {
             );
         if let Some(accept) = accept {
             request = request.header(header::ACCEPT, accept);
+        }
+        if let Some(authorization) = authorization {
+            request = request.header(header::AUTHORIZATION, authorization);
         }
         let payload = match body {
             Some((content_type, bytes)) => {
@@ -385,6 +502,12 @@ impl RegistryClient {
     }
 }
 
+/// The request headers that vary: what is accepted, and the authorization.
+struct Asking<'a> {
+    accept: Option<&'a str>,
+    authorization: Option<&'a str>,
+}
+
 /// Sends one request on a fresh HTTP/1 connection.
 async fn exchange<T>(
     url: &str,
@@ -406,6 +529,14 @@ where
         .send_request(request)
         .await
         .map_err(|e| unreachable(url, e.to_string()))
+}
+
+/// `host:port` of a URL (what credentials are keyed by).
+fn authority(url: &str) -> String {
+    url.parse::<Uri>()
+        .ok()
+        .and_then(|u| u.authority().map(|a| a.to_string()))
+        .unwrap_or_default()
 }
 
 fn unreachable(url: &str, reason: String) -> RegistryError {
@@ -464,6 +595,7 @@ mod tests {
     fn client(insecure: &[&str]) -> RegistryClient {
         RegistryClient::new(ClientOptions {
             insecure: insecure.iter().map(|s| s.to_string()).collect(),
+            credentials: Credentials::default(),
         })
     }
 
