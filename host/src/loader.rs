@@ -8,14 +8,23 @@
 //! plugin whose new file or manifest fails to load, and drops plugins whose file is
 //! gone. The caller turns the result into a [`ToolSet`] and swaps it into the
 //! registry.
+//!
+//! A `NAME.oci` file holds a reference instead of a component: its bytes come
+//! from the registry through [`OciSource::fetch`] (pulled, stored, verified)
+//! and go the same way as a file's, so a tag that moves is a changed file.
+//! With `--require-signed`, a `NAME.wasm` loads only beside a `NAME.wasm.sig`
+//! that a trusted key made over its bytes (`cosign sign-blob`'s format).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use crate::manifest::{self, ManifestError};
 use crate::naming;
+use crate::oci::reference::{Reference, ReferenceError};
+use crate::oci::signature::TrustPolicy;
+use crate::oci::source::{OciError, OciSource};
 use crate::registry::{Naming, PluginSetDigest, PluginVersion, ToolSet};
 use crate::runtime::{ContentHash, LoadError, Plugin, Runtime};
 
@@ -36,6 +45,14 @@ pub enum FileError {
     Manifest(#[from] ManifestError),
     #[error(transparent)]
     Load(#[from] LoadError),
+    #[error(transparent)]
+    Reference(#[from] ReferenceError),
+    #[error(transparent)]
+    Oci(#[from] Box<OciError>),
+    #[error("it is a registry reference, and registry plugins are not enabled here")]
+    NoRegistry,
+    #[error("--require-signed: {0}")]
+    Unsigned(String),
 }
 
 /// Why the folder itself could not be read.
@@ -97,6 +114,15 @@ pub struct PluginFolder {
     /// Files that failed, so one broken file is reported once: by fingerprint when
     /// loading failed, `None` when its name was the problem.
     failed: HashMap<PathBuf, Option<Fingerprint>>,
+    /// Where `.oci` references are pulled from.
+    oci: Option<Arc<OciSource>>,
+    /// Plugins named on the command line: name and reference.
+    references: Vec<(String, Reference)>,
+    /// With `--require-signed`: the keys a local component's `.sig` must verify under.
+    local_trust: Option<TrustPolicy>,
+    /// The last problem logged per file while getting its bytes (a registry
+    /// down, a refused signature), so each is logged once until it changes.
+    noted: HashMap<PathBuf, String>,
 }
 
 impl PluginFolder {
@@ -107,7 +133,35 @@ impl PluginFolder {
             runtime,
             loaded: BTreeMap::new(),
             failed: HashMap::new(),
+            oci: None,
+            references: Vec::new(),
+            local_trust: None,
+            noted: HashMap::new(),
         }
+    }
+
+    /// Loads `NAME.oci` references from `source`.
+    pub fn with_oci(mut self, source: Arc<OciSource>) -> Self {
+        self.oci = Some(source);
+        self
+    }
+
+    /// Also serves these plugins (`--plugin NAME=oci://…`), each with the
+    /// folder's `NAME.toml` as its manifest.
+    pub fn with_references(mut self, references: Vec<(String, Reference)>) -> Self {
+        self.references = references;
+        self
+    }
+
+    /// Requires every local component to carry a signature by one of `policy`'s keys.
+    pub fn require_signed(mut self, policy: TrustPolicy) -> Self {
+        self.local_trust = Some(policy);
+        self
+    }
+
+    /// How often registry tags should be looked at again (scan that often).
+    pub fn poll_interval(&self) -> Option<Duration> {
+        self.oci.as_ref().map(|source| source.poll_interval())
     }
 
     /// The folder being served.
@@ -151,22 +205,40 @@ impl PluginFolder {
         let mut report = ScanReport::default();
         let mut claimed: BTreeMap<String, PathBuf> = BTreeMap::new();
         let mut jobs = Vec::new();
-        for path in component_files(&self.dir)? {
-            let modified = match regular_file(&path) {
-                Ok(Some(modified)) => modified,
-                // Deleted since the folder was listed.
-                Ok(None) => continue,
-                Err(error) => {
-                    self.report_once(&path, &error);
-                    continue;
-                }
-            };
-            let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-            let name = match naming::plugin_name(&stem) {
-                Ok(name) => name,
-                Err(error) => {
-                    self.report_once(&path, &FileError::from(error));
-                    continue;
+        // `--plugin` references first: named on the command line, they win a
+        // name clash with a file.
+        let mut entries: Vec<(PathBuf, Option<Reference>)> = self
+            .references
+            .iter()
+            .map(|(name, reference)| (reference_label(name, reference), Some(reference.clone())))
+            .collect();
+        entries.extend(component_files(&self.dir)?.into_iter().map(|p| (p, None)));
+        for (path, given) in entries {
+            let (name, modified) = if let Some(reference) = &given {
+                let name = self
+                    .references
+                    .iter()
+                    .find(|(_, r)| r == reference)
+                    .map(|(name, _)| name.clone())
+                    .unwrap_or_default();
+                (name, None)
+            } else {
+                let modified = match regular_file(&path) {
+                    Ok(Some(modified)) => modified,
+                    // Deleted since the folder was listed.
+                    Ok(None) => continue,
+                    Err(error) => {
+                        self.report_once(&path, &error);
+                        continue;
+                    }
+                };
+                let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+                match naming::plugin_name(&stem) {
+                    Ok(name) => (name, Some(modified)),
+                    Err(error) => {
+                        self.report_once(&path, &FileError::from(error));
+                        continue;
+                    }
                 }
             };
             if let Some(taken_by) = claimed.get(&name) {
@@ -179,17 +251,24 @@ impl PluginFolder {
             }
             claimed.insert(name.clone(), path.clone());
 
-            let manifest_path = manifest::manifest_path(&path);
-            if !settled.settled(&path, modified) || !manifest_settled(settled, &manifest_path) {
+            let manifest_path = match &given {
+                Some(_) => self.dir.join(format!("{name}.toml")),
+                None => manifest::manifest_path(&path),
+            };
+            let file_settled = modified.is_none_or(|modified| settled.settled(&path, modified));
+            if !file_settled || !manifest_settled(settled, &manifest_path) {
                 report.deferred.push(path);
                 continue;
             }
-            let bytes = match std::fs::read(&path) {
-                Ok(bytes) => bytes,
-                Err(error) => {
-                    // Gone or unreadable between listing and reading: try again later.
-                    tracing::debug!(file = %path.display(), "cannot read yet: {error}");
+            let bytes = match self.component_bytes(&path, given.as_ref()).await {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => {
                     report.deferred.push(path);
+                    continue;
+                }
+                Err(error) => {
+                    self.note(&path, &name, &error);
+                    report.failed.push(path);
                     continue;
                 }
             };
@@ -269,9 +348,88 @@ impl PluginFolder {
             report.removed.push(name);
         }
         // `symlink_metadata`: a symlink loop is still there, and still reported.
-        self.failed
-            .retain(|path, _| std::fs::symlink_metadata(path).is_ok());
+        let labels: Vec<PathBuf> = self
+            .references
+            .iter()
+            .map(|(name, reference)| reference_label(name, reference))
+            .collect();
+        let there =
+            |path: &PathBuf| labels.contains(path) || std::fs::symlink_metadata(path).is_ok();
+        self.failed.retain(|path, _| there(path));
+        self.noted.retain(|path, _| there(path));
         Ok(report)
+    }
+
+    /// The component bytes behind `path`: the file's own, or for a `.oci`
+    /// file the registry's, verified as the policy asks. `None`: not readable
+    /// yet (gone or being replaced), try again later.
+    async fn component_bytes(
+        &mut self,
+        path: &Path,
+        given: Option<&Reference>,
+    ) -> Result<Option<Vec<u8>>, FileError> {
+        if let Some(reference) = given {
+            return self.pull(path, reference).await.map(Some);
+        }
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                // Gone or unreadable between listing and reading: try again later.
+                tracing::debug!(file = %path.display(), "cannot read yet: {error}");
+                return Ok(None);
+            }
+        };
+        if !is_reference(path) {
+            if let Some(policy) = &self.local_trust {
+                let signature = signature_path(path);
+                let text = std::fs::read_to_string(&signature).map_err(|error| {
+                    FileError::Unsigned(format!("no signature at {}: {error}", signature.display()))
+                })?;
+                policy.verify_blob(&bytes, &text).map_err(|reason| {
+                    FileError::Unsigned(format!("{}: {reason}", signature.display()))
+                })?;
+            }
+            self.noted.remove(path);
+            return Ok(Some(bytes));
+        }
+        let reference = Reference::parse(String::from_utf8_lossy(&bytes).trim())?;
+        self.pull(path, &reference).await.map(Some)
+    }
+
+    /// The component `reference` names now, from the registry source.
+    async fn pull(&mut self, path: &Path, reference: &Reference) -> Result<Vec<u8>, FileError> {
+        let source = self.oci.clone().ok_or(FileError::NoRegistry)?;
+        let fetched = source.fetch(reference).await.map_err(Box::new)?;
+        match fetched.stale {
+            Some(warning) => {
+                if self.noted.get(path) != Some(&warning) {
+                    tracing::warn!(file = %path.display(), "{warning}");
+                    self.noted.insert(path.to_path_buf(), warning);
+                }
+            }
+            None => {
+                if self.noted.remove(path).is_some() {
+                    tracing::info!(file = %path.display(), reference = %reference, "the registry answers again");
+                }
+                tracing::debug!(reference = %reference, digest = %fetched.digest, "resolved");
+            }
+        }
+        Ok(fetched.component)
+    }
+
+    /// Logs why a file gave no bytes, once until the reason changes.
+    fn note(&mut self, path: &Path, name: &str, error: &FileError) {
+        let text = error.to_string();
+        if self.noted.get(path) == Some(&text) {
+            return;
+        }
+        let keeps = if self.loaded.contains_key(name) {
+            "; the previous version keeps serving"
+        } else {
+            ""
+        };
+        tracing::error!(file = %path.display(), "plugin not loaded: {text}{keeps}");
+        self.noted.insert(path.to_path_buf(), text);
     }
 
     /// Logs a naming problem with a file unless it was logged already.
@@ -282,7 +440,7 @@ impl PluginFolder {
     }
 }
 
-/// The `.wasm` entries directly inside `dir`, sorted by file name so that load
+/// The `.wasm` and `.oci` entries directly inside `dir`, sorted by file name so that load
 /// order (and who wins a name clash) never depends on the file system.
 pub fn component_files(dir: &Path) -> Result<Vec<PathBuf>, FolderError> {
     let entries = std::fs::read_dir(dir).map_err(|source| FolderError {
@@ -292,10 +450,31 @@ pub fn component_files(dir: &Path) -> Result<Vec<PathBuf>, FolderError> {
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "wasm"))
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|ext| ext == "wasm" || ext == "oci")
+        })
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// What a `--plugin` reference is called in log lines and reports, in place
+/// of a file's path.
+fn reference_label(name: &str, reference: &Reference) -> PathBuf {
+    PathBuf::from(format!("--plugin {name}={reference}"))
+}
+
+/// Whether `path` is a registry reference (`NAME.oci`) rather than a component.
+fn is_reference(path: &Path) -> bool {
+    path.extension().is_some_and(|ext| ext == "oci")
+}
+
+/// Where the detached signature of a local component lives: `NAME.wasm.sig`.
+pub fn signature_path(component: &Path) -> PathBuf {
+    let mut name = component.as_os_str().to_os_string();
+    name.push(".sig");
+    PathBuf::from(name)
 }
 
 /// When the regular file at `path` (symlinks followed) was last modified;

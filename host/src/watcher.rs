@@ -13,6 +13,10 @@
 //! watched anew and scanned whole. While the path names no folder, the plugins
 //! loaded from it keep serving (a deploy that swaps the folder should not take
 //! the tools away meanwhile); deleting the files themselves removes them.
+//!
+//! Registry references (`NAME.oci`) change without a file event: when the
+//! folder has a registry source, the task also scans every poll interval
+//! (`--oci-poll-secs`), and the source decides which tags are due a look.
 
 mod file_states;
 mod folder;
@@ -58,6 +62,8 @@ enum Wake {
     Recheck,
     /// Time to check the path names the folder watched.
     FolderCheck,
+    /// Time to look at the registry tags again.
+    Poll,
     /// The watch is gone for good (the process is ending).
     Closed,
 }
@@ -93,6 +99,11 @@ impl FolderWatch {
         let mut checks = tokio::time::interval(FOLDER_CHECK);
         checks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut presence = Presence::default();
+        // Without a registry source, a poll that never comes.
+        let poll_every = plugins.poll_interval();
+        let mut polls = tokio::time::interval(poll_every.unwrap_or(Duration::from_secs(86_400)));
+        polls.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        polls.reset();
         let mut last_error: Option<String> = None;
         loop {
             // Wait for the first event of a burst, a deferred file's turn, or
@@ -101,8 +112,9 @@ impl FolderWatch {
                 event = events.recv() => event.map_or(Wake::Closed, Wake::Event),
                 _ = sleep_until(recheck) => Wake::Recheck,
                 _ = checks.tick() => Wake::FolderCheck,
+                _ = polls.tick(), if poll_every.is_some() => Wake::Poll,
             };
-            let mut dirty = matches!(wake, Wake::Recheck);
+            let mut dirty = matches!(wake, Wake::Recheck | Wake::Poll);
             match wake {
                 Wake::Closed => return,
                 Wake::Event(event) => {
@@ -116,7 +128,7 @@ impl FolderWatch {
                         }
                     }
                 }
-                Wake::Recheck | Wake::FolderCheck => {}
+                Wake::Recheck | Wake::FolderCheck | Wake::Poll => {}
             }
             match presence.update(folder.check(), &plugins) {
                 Look::Skip => continue,

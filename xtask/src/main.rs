@@ -315,8 +315,10 @@ fn test() -> Result<()> {
     }
     clippy_wasm.args(["--", "-D", "warnings"]);
     run(&mut clippy_wasm)?;
+    let oras_python = oras_python()?;
     run(cargo()
         .args(["test", "--workspace"])
+        .env("WHARF_TEST_ORAS_PYTHON", &oras_python)
         .env("WHARF_TEST_PLUGINS", root().join("target/plugins"))
         .env(
             "WHARF_TEST_HOSTILE_PLUGINS",
@@ -341,6 +343,15 @@ fn python_interop() -> Result<()> {
         .arg(&suite)
         .env("WHARF_BIN", root().join("target/debug/wharf"))
         .env("WHARF_TEST_PLUGINS", root().join("target/plugins")))
+}
+
+/// The Python of a virtualenv under target/ with the `oras` OCI client, which
+/// the registry e2e tests (tests/e2e/oci.rs) push and pull with.
+fn oras_python() -> Result<PathBuf> {
+    install::venv(
+        &root().join("target/oci/venv"),
+        &root().join("tests/oci/requirements.txt"),
+    )
 }
 
 /// The Python of a virtualenv under target/ with the official MCP Python SDK

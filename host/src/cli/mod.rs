@@ -16,7 +16,9 @@ mod embed_docs;
 mod http;
 mod inspect;
 mod limits;
+mod oci;
 mod process;
+mod registry;
 mod serve;
 mod single;
 
@@ -51,6 +53,14 @@ enum Command {
     /// `package-docs` and `wharf-package-docs` sections), so Wharf can use them as
     /// tool descriptions.
     EmbedDocs(embed_docs::EmbedDocsArgs),
+    /// Make an ECDSA P-256 key pair for signing plugins (cosign-compatible public key).
+    Keygen(oci::KeygenArgs),
+    /// Push a component to an OCI registry, with its manifest as an annotation.
+    Push(oci::PushArgs),
+    /// Sign what an OCI reference names (a cosign signature in the registry).
+    Sign(oci::SignArgs),
+    /// Pull a component from an OCI registry, verifying its signature with `--trust`.
+    Pull(oci::PullArgs),
 }
 
 impl Cli {
@@ -63,6 +73,10 @@ impl Cli {
             Command::Inspect(args) => args.run(),
             Command::Call(args) => args.run(),
             Command::EmbedDocs(args) => args.run(),
+            Command::Keygen(args) => args.run(),
+            Command::Push(args) => args.run(),
+            Command::Sign(args) => args.run(),
+            Command::Pull(args) => args.run(),
         }
     }
 }

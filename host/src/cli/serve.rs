@@ -28,11 +28,13 @@ use super::cache::CacheArgs;
 use super::http::HttpArgs;
 use super::limits::LimitArgs;
 use super::process::{multi_threaded, shutdown_signal};
+use super::registry::OciServeArgs;
 
 /// The arguments of `wharf serve`.
 #[derive(Args)]
 pub struct ServeArgs {
-    /// Folder of plugin components (`*.wasm`).
+    /// Folder of plugin components (`*.wasm`) and registry references
+    /// (`*.oci`: one line, `oci://REGISTRY/REPOSITORY:TAG` or `@sha256:DIGEST`).
     #[arg(long, env = "WHARF_PLUGINS")]
     plugins: PathBuf,
 
@@ -96,7 +98,11 @@ pub struct ServeArgs {
     #[command(flatten)]
     cache: CacheArgs,
 
-    /// Load the folder once; ignore later changes to it.
+    /// Plugins from OCI registries: trusted keys, polling, plain-HTTP registries.
+    #[command(flatten)]
+    oci: OciServeArgs,
+
+    /// Load the folder once; ignore later changes to it (and to registry tags).
     #[arg(long)]
     no_watch: bool,
 
@@ -193,7 +199,12 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
     } else {
         Some(FolderWatch::start(&args.plugins)?)
     };
-    let mut folder = PluginFolder::new(&args.plugins, runtime);
+    let mut folder = PluginFolder::new(&args.plugins, runtime)
+        .with_oci(args.oci.source(cache_root.as_deref())?)
+        .with_references(args.oci.references());
+    if args.oci.require_signed() {
+        folder = folder.require_signed(args.oci.policy()?);
+    }
     folder.scan(&AllSettled).await?;
     let set = folder.tool_set();
     tracing::info!(

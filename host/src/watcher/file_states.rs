@@ -83,7 +83,7 @@ pub(super) fn relevant(event: &Event) -> bool {
     kind_matters
         && event.paths.iter().any(|path| {
             path.extension()
-                .is_some_and(|ext| ext == "wasm" || ext == "toml")
+                .is_some_and(|ext| ext == "wasm" || ext == "toml" || ext == "oci" || ext == "sig")
         })
 }
 
