@@ -210,8 +210,11 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
     if let Some(addr) = args.http.address() {
         let options = HttpOptions {
             max_json_values: args.max_json_values,
-            ..args.http.options(addr, call_timeout)
+            ..args.http.options(addr, call_timeout)?
         };
+        if let Some(protection) = &options.protection {
+            protection.server.prefetch().await;
+        }
         wharf::http::serve(
             move || server.for_session(),
             metrics,

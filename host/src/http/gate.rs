@@ -1,7 +1,8 @@
 //! The one tower layer in front of every route: Wharf's checks, in order.
 //!
 //! Every request gets the Origin/Host check ([`origin`]). Every route but
-//! `/healthz` then gets the bearer token ([`auth`]), and the time limit
+//! `/healthz` and the Protected Resource Metadata then gets the bearer token
+//! ([`auth`], or an OAuth access token: [`protected`]), and the time limit
 //! ([`deadline`]) over reading the body ([`envelope`]) and answering. On
 //! `/mcp`, the legacy session rules come next ([`session`]: a live session
 //! where one is needed, room for a new one), then the cap on open streams
@@ -27,7 +28,9 @@ use tower_service::Service;
 
 use super::session_table::SessionTable;
 use super::streams::{self, StreamSlots};
-use super::{HttpOptions, MCP_PATH, auth, coalesce, deadline, envelope, origin, session};
+use super::{
+    HttpOptions, MCP_PATH, auth, coalesce, deadline, envelope, origin, protected, session,
+};
 
 /// The path that answers without a token (liveness probes carry none).
 pub const OPEN_PATH: &str = "/healthz";
@@ -104,11 +107,19 @@ where
     if let Some(refusal) = origin::refusal(&options.origins, &request) {
         return refusal;
     }
-    if request.uri().path() == OPEN_PATH {
+    if request.uri().path() == OPEN_PATH
+        || request.uri().path().starts_with(protected::METADATA_PATH)
+    {
         return answer(inner.call(request).await);
     }
+    let mut request = request;
     if let Some(token) = &options.token
         && let Some(refusal) = auth::refusal(token, &request)
+    {
+        return refusal;
+    }
+    if let Some(protection) = &options.protection
+        && let Err(refusal) = protection.admit(&mut request).await
     {
         return refusal;
     }
