@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::manifest::{self, ManifestError};
+use crate::manifest::{self, ManifestError, Scopes};
 use crate::naming;
 use crate::registry::{Naming, ToolSet};
 use crate::runtime::{ContentHash, LoadError, Plugin, Runtime};
@@ -67,6 +67,7 @@ struct Loaded {
     fingerprint: Fingerprint,
     plugin: Arc<Plugin>,
     naming: Naming,
+    scopes: Scopes,
 }
 
 /// What a scan did.
@@ -130,7 +131,7 @@ impl PluginFolder {
         ToolSet::with_naming(
             self.loaded
                 .values()
-                .map(|l| (l.plugin.clone(), l.naming))
+                .map(|l| (l.plugin.clone(), l.naming, l.scopes.clone()))
                 .collect(),
         )
     }
@@ -214,7 +215,7 @@ impl PluginFolder {
 
         for (name, path, fingerprint, result) in futures::future::join_all(jobs).await {
             match result {
-                Ok((plugin, naming)) => {
+                Ok((plugin, naming, scopes)) => {
                     tracing::info!(
                         plugin = plugin.name(),
                         tools = plugin.tools().len(),
@@ -229,6 +230,7 @@ impl PluginFolder {
                             fingerprint,
                             plugin: Arc::new(plugin),
                             naming,
+                            scopes,
                         },
                     );
                     report.loaded.push(name);
@@ -340,7 +342,7 @@ async fn load_file(
     manifest_path: &Path,
     manifest: Option<&[u8]>,
     bytes: Vec<u8>,
-) -> Result<(Plugin, Naming), FileError> {
+) -> Result<(Plugin, Naming, Scopes), FileError> {
     let resolved = manifest::resolve_bytes(
         manifest_path,
         manifest,
@@ -355,5 +357,5 @@ async fn load_file(
     let plugin = runtime
         .load_with(name, bytes, resolved.limits, resolved.grants)
         .await?;
-    Ok((plugin, naming))
+    Ok((plugin, naming, resolved.scopes))
 }

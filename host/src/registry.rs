@@ -16,6 +16,7 @@ use arc_swap::ArcSwap;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::manifest::Scopes;
 use crate::runtime::Plugin;
 
 mod arguments;
@@ -64,22 +65,23 @@ impl ToolSet {
         Self::with_naming(
             plugins
                 .into_iter()
-                .map(|plugin| (plugin, Naming::Prefixed))
+                .map(|plugin| (plugin, Naming::Prefixed, Scopes::default()))
                 .collect(),
         )
     }
 
-    /// Builds the set from loaded plugins, each with its naming. A tool or prompt
+    /// Builds the set from loaded plugins, each with its naming and the
+    /// scopes its tools need (`[auth]` of its manifest). A tool or prompt
     /// whose name is unusable, or whose name an earlier plugin (in name order)
     /// already exposes, or a tool whose input schema is unusable, is left out with
     /// a warning.
-    pub fn with_naming(mut members: Vec<(Arc<Plugin>, Naming)>) -> Self {
+    pub fn with_naming(mut members: Vec<(Arc<Plugin>, Naming, Scopes)>) -> Self {
         members.sort_by(|a, b| a.0.name().cmp(b.0.name()));
         let mut tools: Vec<ExposedTool> = Vec::new();
         let mut prompts: Vec<ExposedPrompt> = Vec::new();
         let (mut tool_names, mut prompt_names) = (Claims::default(), Claims::default());
         let mut resources = ResourceCollector::default();
-        for (plugin, naming) in &members {
+        for (plugin, naming, scopes) in &members {
             resources.add(plugin, *naming);
             for (index, spec) in plugin.tools().iter().enumerate() {
                 let schema = Value::Object(spec.input_schema.clone());
@@ -102,6 +104,7 @@ impl ToolSet {
                     plugin: plugin.clone(),
                     spec: index,
                     arguments,
+                    scopes: scopes.for_tool(&spec.name),
                 });
             }
             for (index, spec) in plugin.prompts().iter().enumerate() {
@@ -116,7 +119,7 @@ impl ToolSet {
             }
         }
         Self {
-            plugins: members.into_iter().map(|(plugin, _)| plugin).collect(),
+            plugins: members.into_iter().map(|(plugin, ..)| plugin).collect(),
             tools: Listing::new(tools),
             prompts: Listing::new(prompts),
             resources: Listing::new(resources.resources),

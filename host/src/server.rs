@@ -31,6 +31,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 mod call_context;
+mod caller;
 mod completion;
 mod convert;
 mod discovery;
@@ -167,9 +168,22 @@ impl ServerHandler for WharfServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        self.list_page(request, ToolSet::page, ExposedTool::name, convert::mcp_tool)
+        // A caller with a token sees only the tools its scopes allow; such a
+        // page is the caller's own, not cacheable by others.
+        let caller = caller::caller_of(&context);
+        let mut page: ListToolsResult = self.list_page(
+            request,
+            ToolSet::page,
+            ExposedTool::name,
+            convert::mcp_tool,
+            |tool| caller::may_use(caller.as_ref(), tool.scopes()),
+        )?;
+        if caller.is_some() {
+            page.cache_scope = Some(rmcp::model::CacheScope::Private);
+        }
+        Ok(page)
     }
 
     async fn call_tool(
@@ -190,6 +204,7 @@ impl ServerHandler for WharfServer {
             ToolSet::prompt_page,
             ExposedPrompt::name,
             convert::mcp_prompt,
+            |_| true,
         )
     }
 
@@ -211,6 +226,7 @@ impl ServerHandler for WharfServer {
             ToolSet::resource_page,
             ExposedResource::uri,
             convert::mcp_resource,
+            |_| true,
         )
     }
 
@@ -224,6 +240,7 @@ impl ServerHandler for WharfServer {
             ToolSet::template_page,
             |template: &ExposedTemplate| template.template().as_str(),
             convert::mcp_template,
+            |_| true,
         )
     }
 

@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use clap::Args;
 use clap::builder::TypedValueParser as _;
-use wharf::http::{self, BearerToken, ConnectionLimits, HttpOptions, OriginPolicy, Protection};
+use wharf::http::{
+    self, BearerToken, ConnectionLimits, HttpOptions, OriginPolicy, Protection, ScopePolicy,
+};
 use wharf::oauth::{Introspection, ResourceServer};
+use wharf::registry::Registry;
 
 /// Streamable HTTP transport settings.
 #[derive(Args)]
@@ -177,8 +180,29 @@ impl HttpArgs {
             .map_err(|e| anyhow::anyhow!("OAuth settings: {e}"))?;
         Ok(Some(Protection {
             server: Arc::new(server),
-            scopes: Vec::new(),
+            scopes: None,
         }))
+    }
+}
+
+/// The scopes of the tools in the registry's current set: what the transport
+/// checks a `tools/call` against and lists in the resource metadata.
+pub struct RegistryScopes(pub Arc<Registry>);
+
+impl ScopePolicy for RegistryScopes {
+    fn tool_scopes(&self, tool: &str) -> Vec<String> {
+        self.0
+            .snapshot()
+            .get(tool)
+            .map(|t| t.scopes().to_vec())
+            .unwrap_or_default()
+    }
+
+    fn all_scopes(&self) -> Vec<String> {
+        let set = self.0.snapshot();
+        let all: std::collections::BTreeSet<&String> =
+            set.tools().iter().flat_map(|t| t.scopes()).collect();
+        all.into_iter().cloned().collect()
     }
 }
 

@@ -199,7 +199,7 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
         watch.spawn(folder, registry.clone(), metrics.clone());
     }
     let server = WharfServer::new(
-        registry,
+        registry.clone(),
         ServerOptions {
             page_size: args.page_size as usize,
             list_ttl: Duration::from_millis(args.list_ttl_ms),
@@ -208,11 +208,12 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
     .with_metrics(metrics.clone());
 
     if let Some(addr) = args.http.address() {
-        let options = HttpOptions {
+        let mut options = HttpOptions {
             max_json_values: args.max_json_values,
             ..args.http.options(addr, call_timeout)?
         };
-        if let Some(protection) = &options.protection {
+        if let Some(protection) = &mut options.protection {
+            protection.scopes = Some(Arc::new(super::http::RegistryScopes(registry)));
             protection.server.prefetch().await;
         }
         wharf::http::serve(

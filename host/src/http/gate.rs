@@ -137,6 +137,13 @@ where
             Ok(admitted) => admitted,
             Err(refusal) => return refusal,
         };
+        if let Some(protection) = &options.protection
+            && admitted.method.as_deref() == Some("tools/call")
+            && let Some(tool) = &admitted.name
+            && let Some(refusal) = protection.forbidden_call(&admitted.request, tool)
+        {
+            return refusal;
+        }
         let stream = if method == Method::GET || admitted.method.as_deref() == Some(streams::LISTEN)
         {
             match state.streams.take() {

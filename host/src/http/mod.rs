@@ -60,7 +60,7 @@ pub use auth::BearerToken;
 pub use connection::ConnectionLimits;
 use gate::GateLayer;
 pub use origin::OriginPolicy;
-pub use protected::Protection;
+pub use protected::{Protection, ScopePolicy};
 use serving::ServingThreads;
 pub use session_table::SessionTable;
 

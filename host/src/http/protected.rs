@@ -18,18 +18,35 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::rejection;
-use crate::oauth::{ResourceServer, TokenError};
+use crate::oauth::{Caller, ResourceServer, TokenError};
 
 /// Where Protected Resource Metadata is served (RFC 9728 §3): the root
 /// document and, for a resource URI with a path, the path-suffixed one.
 pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
-/// The resource server and what its metadata document says.
-#[derive(Debug, Clone)]
+/// What the transport asks about scopes, answered by whoever knows the tools
+/// (the transport knows nothing of plugins).
+pub trait ScopePolicy: Send + Sync {
+    /// The scopes a caller needs to call `tool`; none for an unknown tool
+    /// (which the server then refuses as unknown).
+    fn tool_scopes(&self, tool: &str) -> Vec<String>;
+    /// Every scope some tool needs, for `scopes_supported`.
+    fn all_scopes(&self) -> Vec<String>;
+}
+
+/// The resource server and the scope policy of its tools.
+#[derive(Clone)]
 pub struct Protection {
     pub server: Arc<ResourceServer>,
-    /// The scopes tools may need (`scopes_supported`), if the server knows them.
-    pub scopes: Vec<String>,
+    pub scopes: Option<Arc<dyn ScopePolicy>>,
+}
+
+impl std::fmt::Debug for Protection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Protection")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Protection {
@@ -63,8 +80,13 @@ impl Protection {
             "authorization_servers": self.server.issuer_ids(),
             "bearer_methods_supported": ["header"],
         });
-        if !self.scopes.is_empty() {
-            document["scopes_supported"] = json!(self.scopes);
+        let scopes = self
+            .scopes
+            .as_ref()
+            .map(|p| p.all_scopes())
+            .unwrap_or_default();
+        if !scopes.is_empty() {
+            document["scopes_supported"] = json!(scopes);
         }
         let mut response = (StatusCode::OK, document.to_string()).into_response();
         response.headers_mut().insert(
@@ -126,6 +148,18 @@ impl Protection {
         with_challenge(rejection(StatusCode::UNAUTHORIZED, &message), &challenge)
     }
 
+    /// The 403 for a `tools/call` of `tool` whose scopes the request's
+    /// caller (attached by [`Protection::admit`]) lacks; `None` lets it pass.
+    pub fn forbidden_call(&self, request: &Request, tool: &str) -> Option<Response> {
+        let caller = request.extensions().get::<Caller>()?;
+        let needed = self.scopes.as_ref()?.tool_scopes(tool);
+        let missing: Vec<String> = needed
+            .into_iter()
+            .filter(|s| !caller.scopes.contains(s))
+            .collect();
+        (!missing.is_empty()).then(|| self.insufficient_scope(&missing))
+    }
+
     /// 403: the token lacks `scopes` (all of which the request needs).
     pub fn insufficient_scope(&self, scopes: &[String]) -> Response {
         let scope = scopes.join(" ");
@@ -175,15 +209,49 @@ fn quoted(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oauth::Caller;
+
+    struct FixedScopes;
+
+    impl ScopePolicy for FixedScopes {
+        fn tool_scopes(&self, tool: &str) -> Vec<String> {
+            match tool {
+                "files_delete" => vec!["files:read".into(), "files:write".into()],
+                _ => vec!["files:read".into()],
+            }
+        }
+        fn all_scopes(&self) -> Vec<String> {
+            vec!["files:read".into(), "files:write".into()]
+        }
+    }
 
     fn protection(resource: &str) -> Protection {
         Protection {
             server: Arc::new(
                 ResourceServer::new(resource, &["https://as.example".into()], None).unwrap(),
             ),
-            scopes: vec!["files:read".into()],
+            scopes: Some(Arc::new(FixedScopes)),
         }
+    }
+
+    #[test]
+    fn a_call_needs_every_scope_of_its_tool() {
+        let p = protection("https://wharf.example/mcp");
+        let mut request = Request::new(axum::body::Body::empty());
+        assert!(
+            p.forbidden_call(&request, "files_delete").is_none(),
+            "no caller, no check"
+        );
+        request.extensions_mut().insert(Caller {
+            scopes: ["files:read".to_owned()].into(),
+            ..Caller::default()
+        });
+        assert!(p.forbidden_call(&request, "files_list").is_none());
+        let refusal = p.forbidden_call(&request, "files_delete").unwrap();
+        assert_eq!(refusal.status(), StatusCode::FORBIDDEN);
+        assert!(
+            challenge(&refusal)
+                .starts_with("Bearer error=\"insufficient_scope\", scope=\"files:write\"")
+        );
     }
 
     fn challenge(response: &Response) -> &str {
@@ -276,7 +344,7 @@ mod tests {
                 "resource": "https://wharf.example/mcp",
                 "authorization_servers": ["https://as.example"],
                 "bearer_methods_supported": ["header"],
-                "scopes_supported": ["files:read"],
+                "scopes_supported": ["files:read", "files:write"],
             })
         );
     }
