@@ -21,6 +21,7 @@ mod legacy;
 mod limits;
 mod modern;
 mod naming;
+mod oauth;
 mod plain;
 mod primitives;
 mod prompts;

@@ -296,6 +296,8 @@ fn test() -> Result<()> {
     }
     clippy_wasm.args(["--", "-D", "warnings"]);
     run(&mut clippy_wasm)?;
+    // The authorization server the OAuth end-to-end test starts (tests/e2e/oauth.rs).
+    install::npm_ci(&root().join("tests/oauth"))?;
     run(cargo()
         .args(["test", "--workspace"])
         .env("WHARF_TEST_PLUGINS", root().join("target/plugins"))
