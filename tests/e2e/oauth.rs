@@ -41,9 +41,12 @@ impl AuthorizationServer {
             .spawn()
             .expect("start node (Node.js 20+ is needed)");
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        stdout
             .read_line(&mut line)
             .expect("the authorization server's first line");
+        // Drained, not closed: a later write to a closed pipe kills node (EPIPE).
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
         let issuer = serde_json::from_str::<Value>(&line)
             .unwrap_or_else(|e| panic!("{e}: {line:?}"))["issuer"]
             .as_str()
@@ -56,10 +59,15 @@ impl AuthorizationServer {
         self.issuer.trim_start_matches("http://").parse().unwrap()
     }
 
-    /// An access token by the client-credentials grant.
+    /// A JWT access token by the client-credentials grant.
     fn token(&self, resource: &str, scope: &str) -> String {
+        self.token_for("wharf-test", resource, scope)
+    }
+
+    /// An access token of `client` (`wharf-test`: a JWT; `opaque-test`: opaque).
+    fn token_for(&self, client: &str, resource: &str, scope: &str) -> String {
         let basic =
-            base64::engine::general_purpose::STANDARD.encode("wharf-test:wharf-test-secret");
+            base64::engine::general_purpose::STANDARD.encode(format!("{client}:{client}-secret"));
         let body = format!(
             "grant_type=client_credentials&resource={}&scope={}",
             encode(resource),
@@ -299,6 +307,71 @@ fn tokens_from_a_real_authorization_server_are_checked_with_per_tool_scopes() {
         "no key \\\"key-1\\\" in the issuer's key set"
     );
 
+    // `alg: none` and HMAC tokens never get as far as a key.
+    let unsigned = |alg: &str| {
+        let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+        format!(
+            "{}.{}.",
+            b64(json!({"alg": alg, "kid": "key-2"})),
+            b64(json!({"iss": server.issuer, "aud": resource, "scope": "tools", "exp": now + 300}))
+        )
+    };
+    for alg in ["none", "HS256"] {
+        assert_eq!(
+            refused(addr, &unsigned(alg), &metadata),
+            format!(
+                "algorithm \\\"{alg}\\\" is not accepted: only public-key signatures (RS, PS, ES, EdDSA)"
+            )
+        );
+    }
+
     // The token is never logged.
     assert!(!wharf.stderr().contains(&writer[..40]));
+}
+
+#[test]
+fn opaque_tokens_are_checked_by_introspection() {
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let metadata = format!("http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp");
+    let server = AuthorizationServer::start(&resource);
+    let introspection = format!("{}/token/introspection", server.issuer);
+    let wharf = Wharf::start_with_manifests(
+        &["echo", "calc"],
+        &[("calc", "[auth]\nscopes = [\"files:write\"]\n")],
+        &[
+            "--http",
+            &format!("127.0.0.1:{port}"),
+            "--auth-introspection",
+            &introspection,
+            "--auth-client-id",
+            "wharf-test",
+            "--auth-client-secret",
+            "wharf-test-secret",
+            "--public-url",
+            &resource,
+        ],
+    );
+    let addr = wharf.http_addr();
+
+    let opaque = server.token_for("opaque-test", &resource, "tools");
+    assert!(!opaque.contains('.'), "an opaque token: {opaque}");
+    let response = call(addr, Some(&opaque), "tools/call", echo());
+    assert_eq!(response.status, 200);
+    assert_eq!(response.json()["result"]["content"][0]["text"], "hi");
+    assert_eq!(
+        tool_names(call(addr, Some(&opaque), "tools/list", json!({}))),
+        ["echo_echo"]
+    );
+    assert_eq!(call(addr, Some(&opaque), "tools/call", add()).status, 403);
+
+    let other = server.token_for("opaque-test", "http://127.0.0.1:1/mcp", "tools");
+    assert_eq!(
+        refused(addr, &other, &metadata),
+        format!("the token's audience is not {resource}")
+    );
+    assert_eq!(
+        refused(addr, "not-a-token-the-server-issued", &metadata),
+        "the token is not active"
+    );
 }

@@ -1,10 +1,13 @@
 // The authorization server of the OAuth end-to-end test (tests/e2e/oauth.rs):
 // oidc-provider on a loopback port, issuing JWT access tokens by the
-// client-credentials grant with a resource indicator (RFC 8707).
+// client-credentials grant with a resource indicator (RFC 8707). Client
+// `wharf-test` gets JWTs; client `opaque-test` gets opaque tokens, which only
+// introspection (RFC 7662) can check.
 //
 // Usage: node authorization-server.mjs RESOURCE
 // Prints one JSON line {"issuer": "..."} once listening. Besides the
-// provider's own endpoints (/token, /jwks, /.well-known/openid-configuration),
+// provider's own endpoints (/token, /token/introspection, /jwks,
+// /.well-known/openid-configuration),
 // two test-only ones:
 //   POST /test/rotate  new signing key (new kid); the old key is dropped
 //   POST /test/mint    body: JSON claims; signed with the current key as is
@@ -33,30 +36,29 @@ async function newKey() {
 
 function provider(issuer, key) {
   const p = new Provider(issuer, {
-    clients: [
-      {
-        client_id: 'wharf-test',
-        client_secret: 'wharf-test-secret',
-        grant_types: ['client_credentials'],
-        redirect_uris: [],
-        response_types: [],
-        // The only signing key is an EC key.
-        id_token_signed_response_alg: 'ES256',
-      },
-    ],
+    clients: ['wharf-test', 'opaque-test'].map((client_id) => ({
+      client_id,
+      client_secret: `${client_id}-secret`,
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      response_types: [],
+      // The only signing key is an EC key.
+      id_token_signed_response_alg: 'ES256',
+    })),
     jwks: { keys: [key] },
     features: {
       clientCredentials: { enabled: true },
+      introspection: { enabled: true },
       devInteractions: { enabled: false },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => resource,
         useGrantedResource: () => true,
-        getResourceServerInfo: (ctx, indicator) => ({
+        getResourceServerInfo: (ctx, indicator, client) => ({
           scope: SCOPES,
           audience: indicator,
           accessTokenTTL: 300,
-          accessTokenFormat: 'jwt',
+          accessTokenFormat: client.clientId === 'opaque-test' ? 'opaque' : 'jwt',
           jwt: { sign: { alg: 'ES256' } },
         }),
       },
