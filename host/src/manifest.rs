@@ -63,6 +63,11 @@ pub struct Scopes {
 }
 
 impl Scopes {
+    /// The scopes of the whole plugin (its prompts and resources need these).
+    pub fn for_plugin(&self) -> &[String] {
+        &self.plugin
+    }
+
     /// Every scope the tool the plugin calls `tool` needs, sorted.
     pub fn for_tool(&self, tool: &str) -> Vec<String> {
         let mut all: Vec<String> = self

@@ -40,6 +40,9 @@ pub use tools::ExposedTool;
 #[derive(Default)]
 pub struct ToolSet {
     plugins: Vec<Arc<Plugin>>,
+    /// `[auth] scopes` of each plugin that has some, by plugin name: what its
+    /// prompts and resources need.
+    plugin_scopes: std::collections::HashMap<String, Vec<String>>,
     tools: Listing<ExposedTool>,
     prompts: Listing<ExposedPrompt>,
     resources: Listing<ExposedResource>,
@@ -119,12 +122,23 @@ impl ToolSet {
             }
         }
         Self {
+            plugin_scopes: members
+                .iter()
+                .filter(|(_, _, scopes)| !scopes.for_plugin().is_empty())
+                .map(|(plugin, _, scopes)| (plugin.name().to_owned(), scopes.for_plugin().to_vec()))
+                .collect(),
             plugins: members.into_iter().map(|(plugin, ..)| plugin).collect(),
             tools: Listing::new(tools),
             prompts: Listing::new(prompts),
             resources: Listing::new(resources.resources),
             templates: Listing::new(resources.templates),
         }
+    }
+
+    /// The OAuth scopes a caller needs for the prompts and resources of
+    /// `plugin` (its manifest's `[auth] scopes`).
+    pub fn plugin_scopes(&self, plugin: &str) -> &[String] {
+        self.plugin_scopes.get(plugin).map_or(&[], Vec::as_slice)
     }
 
     /// All tools, sorted by exposed name.

@@ -178,7 +178,7 @@ impl ServerHandler for WharfServer {
             ToolSet::page,
             ExposedTool::name,
             convert::mcp_tool,
-            |tool| caller::may_use(caller.as_ref(), tool.scopes()),
+            |_, tool| caller::may_use(caller.as_ref(), tool.scopes()),
         )?;
         if caller.is_some() {
             page.cache_scope = Some(rmcp::model::CacheScope::Private);
@@ -197,15 +197,22 @@ impl ServerHandler for WharfServer {
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        self.list_page(
+        let caller = caller::caller_of(&context);
+        let mut page: ListPromptsResult = self.list_page(
             request,
             ToolSet::prompt_page,
             ExposedPrompt::name,
             convert::mcp_prompt,
-            |_| true,
-        )
+            |set, prompt| {
+                caller::may_use(caller.as_ref(), set.plugin_scopes(prompt.plugin().name()))
+            },
+        )?;
+        if caller.is_some() {
+            page.cache_scope = Some(rmcp::model::CacheScope::Private);
+        }
+        Ok(page)
     }
 
     async fn get_prompt(
@@ -219,29 +226,43 @@ impl ServerHandler for WharfServer {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.list_page(
+        let caller = caller::caller_of(&context);
+        let mut page: ListResourcesResult = self.list_page(
             request,
             ToolSet::resource_page,
             ExposedResource::uri,
             convert::mcp_resource,
-            |_| true,
-        )
+            |set, resource| {
+                caller::may_use(caller.as_ref(), set.plugin_scopes(resource.plugin().name()))
+            },
+        )?;
+        if caller.is_some() {
+            page.cache_scope = Some(rmcp::model::CacheScope::Private);
+        }
+        Ok(page)
     }
 
     async fn list_resource_templates(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        self.list_page(
+        let caller = caller::caller_of(&context);
+        let mut page: ListResourceTemplatesResult = self.list_page(
             request,
             ToolSet::template_page,
             |template: &ExposedTemplate| template.template().as_str(),
             convert::mcp_template,
-            |_| true,
-        )
+            |set, template| {
+                caller::may_use(caller.as_ref(), set.plugin_scopes(template.plugin().name()))
+            },
+        )?;
+        if caller.is_some() {
+            page.cache_scope = Some(rmcp::model::CacheScope::Private);
+        }
+        Ok(page)
     }
 
     async fn read_resource(

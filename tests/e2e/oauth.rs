@@ -337,8 +337,11 @@ fn opaque_tokens_are_checked_by_introspection() {
     let server = AuthorizationServer::start(&resource);
     let introspection = format!("{}/token/introspection", server.issuer);
     let wharf = Wharf::start_with_manifests(
-        &["echo", "calc"],
-        &[("calc", "[auth]\nscopes = [\"files:write\"]\n")],
+        &["echo", "calc", "textstats"],
+        &[
+            ("calc", "[auth]\nscopes = [\"files:write\"]\n"),
+            ("textstats", "[auth]\nscopes = [\"files:write\"]\n"),
+        ],
         &[
             "--http",
             &format!("127.0.0.1:{port}"),
@@ -364,6 +367,24 @@ fn opaque_tokens_are_checked_by_introspection() {
         ["echo_echo"]
     );
     assert_eq!(call(addr, Some(&opaque), "tools/call", add()).status, 403);
+
+    // A plugin's [auth] scopes cover its prompts too: hidden, and refused.
+    let listed = call(addr, Some(&opaque), "prompts/list", json!({})).json();
+    assert_eq!(listed["result"]["prompts"], json!([]), "{listed}");
+    assert_eq!(listed["result"]["cacheScope"], "private");
+    let get = json!({"name": "textstats_summarize", "arguments": {"text": "x"}});
+    let refused_get = call(addr, Some(&opaque), "prompts/get", get.clone()).json();
+    assert_eq!(
+        refused_get["error"]["message"],
+        "Forbidden: the token lacks the scope \"files:write\" needed by prompt `textstats_summarize`",
+        "{refused_get}"
+    );
+    let writer = server.token_for("opaque-test", &resource, "tools files:write");
+    let listed = call(addr, Some(&writer), "prompts/list", json!({})).json();
+    assert_eq!(
+        listed["result"]["prompts"][0]["name"],
+        "textstats_summarize"
+    );
 
     let other = server.token_for("opaque-test", "http://127.0.0.1:1/mcp", "tools");
     assert_eq!(

@@ -35,6 +35,25 @@ pub(super) fn missing(caller: &Caller, scopes: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The refusal of a request for something needing `scopes` that the
+/// caller of `context` lacks (`what`: "tool `x`", "prompt `y`", …); `None`
+/// lets it pass. Over HTTP a `tools/call` is refused 403 before this.
+pub(super) fn refusal(
+    context: &RequestContext<RoleServer>,
+    scopes: &[String],
+    what: &str,
+) -> Option<rmcp::ErrorData> {
+    let caller = caller_of(context)?;
+    let missing = missing(&caller, scopes);
+    (!missing.is_empty()).then(|| {
+        let scope = missing.join(" ");
+        rmcp::ErrorData::invalid_request(
+            format!("Forbidden: the token lacks the scope {scope:?} needed by {what}"),
+            Some(serde_json::json!({ "scope": scope })),
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

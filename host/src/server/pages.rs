@@ -59,7 +59,7 @@ impl WharfServer {
         page: impl for<'a> Fn(&'a ToolSet, Option<&str>, usize) -> (&'a [T], bool),
         key: impl Fn(&T) -> &str,
         map: impl Fn(&T) -> R::Item,
-        visible: impl Fn(&T) -> bool,
+        visible: impl Fn(&ToolSet, &T) -> bool,
     ) -> Result<R, McpError> {
         let set = self.registry.snapshot();
         let after = after_cursor(request)?;
@@ -69,7 +69,11 @@ impl WharfServer {
             .filter(|_| more)
             .map(|last| encode_cursor(key(last)));
         Ok(R::page(
-            items.iter().filter(|item| visible(item)).map(map).collect(),
+            items
+                .iter()
+                .filter(|item| visible(&set, item))
+                .map(map)
+                .collect(),
             next,
             self.list_ttl_ms(),
         ))

@@ -28,18 +28,10 @@ pub(super) async fn call(
     };
     // Over HTTP the transport has answered 403 already (it asks the same
     // registry); this also covers a reload between its check and this one.
-    if let Some(caller) = caller::caller_of(&context) {
-        let missing = caller::missing(&caller, tool.scopes());
-        if !missing.is_empty() {
-            return Err(McpError::invalid_request(
-                format!(
-                    "Forbidden: the token lacks the scope {:?} needed by tool `{}`",
-                    missing.join(" "),
-                    tool.name()
-                ),
-                Some(json!({ "scope": missing.join(" ") })),
-            ));
-        }
+    if let Some(refusal) =
+        caller::refusal(&context, tool.scopes(), &format!("tool `{}`", tool.name()))
+    {
+        return Err(refusal);
     }
     // Dropped unfinished if the request is abandoned: counted as an error.
     let timer = server.metrics.start_call(tool.name());
