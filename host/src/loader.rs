@@ -36,6 +36,10 @@ pub enum FileError {
     Manifest(#[from] ManifestError),
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// Refused rather than loaded: a misspelt name would leave the tool it
+    /// meant guarded by fewer scopes than intended.
+    #[error("invalid manifest {}, key `auth.tools.{tool}`: the plugin has no tool `{tool}`", .path.display())]
+    UnknownScopedTool { path: PathBuf, tool: String },
 }
 
 /// Why the folder itself could not be read.
@@ -357,5 +361,15 @@ async fn load_file(
     let plugin = runtime
         .load_with(name, bytes, resolved.limits, resolved.grants)
         .await?;
+    if let Some(tool) = resolved
+        .scopes
+        .named_tools()
+        .find(|named| !plugin.tools().iter().any(|spec| spec.name == *named))
+    {
+        return Err(FileError::UnknownScopedTool {
+            path: manifest_path.to_path_buf(),
+            tool: tool.to_owned(),
+        });
+    }
     Ok((plugin, naming, resolved.scopes))
 }

@@ -68,6 +68,11 @@ impl Scopes {
         &self.plugin
     }
 
+    /// The tools `[auth.tools]` names, by the plugin's own names.
+    pub fn named_tools(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+
     /// Every scope the tool the plugin calls `tool` needs, sorted.
     pub fn for_tool(&self, tool: &str) -> Vec<String> {
         let mut all: Vec<String> = self

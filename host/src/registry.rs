@@ -86,6 +86,7 @@ impl ToolSet {
         let mut resources = ResourceCollector::default();
         for (plugin, naming, scopes) in &members {
             resources.add(plugin, *naming);
+
             for (index, spec) in plugin.tools().iter().enumerate() {
                 let schema = Value::Object(spec.input_schema.clone());
                 let arguments = match ArgumentSchema::compile(&schema) {

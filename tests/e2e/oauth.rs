@@ -396,3 +396,23 @@ fn opaque_tokens_are_checked_by_introspection() {
         "the token is not active"
     );
 }
+
+/// `[auth.tools]` naming a tool the plugin lacks keeps the plugin out (a
+/// typo would leave the tool it meant with fewer scopes); the others load.
+#[test]
+fn scopes_for_a_tool_the_plugin_lacks_keep_it_out() {
+    let mut wharf = Wharf::start_with_manifests(
+        &["echo", "calc"],
+        &[("calc", "[auth.tools]\nsum = [\"files:write\"]\n")],
+        &[],
+    );
+    wharf.wait_for_log("calc.toml, key `auth.tools.sum`: the plugin has no tool `sum`");
+    let response = wharf.modern(1, "tools/list", json!({}));
+    let names: Vec<&str> = response["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo_echo"]);
+}

@@ -118,12 +118,13 @@ where
     {
         return refusal;
     }
-    if let Some(protection) = &options.protection
-        && let Err(refusal) = protection.admit(&mut request).await
-    {
-        return refusal;
-    }
     deadline::bound(options.request_timeout, async {
+        // Inside the time limit: checking a token may fetch the issuer's keys.
+        if let Some(protection) = &options.protection
+            && let Err(refusal) = protection.admit(&mut request).await
+        {
+            return refusal;
+        }
         let method = request.method().clone();
         let request =
             match envelope::admit(options.max_body_bytes, options.max_json_values, request).await {
