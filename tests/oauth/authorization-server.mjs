@@ -2,7 +2,9 @@
 // oidc-provider on a loopback port, issuing JWT access tokens by the
 // client-credentials grant with a resource indicator (RFC 8707). Client
 // `wharf-test` gets JWTs; client `opaque-test` gets opaque tokens, which only
-// introspection (RFC 7662) can check.
+// introspection (RFC 7662) can check; public client `pkce-test` signs a user
+// in by the authorization-code flow with PKCE (the development login pages:
+// any login and password).
 //
 // Usage: node authorization-server.mjs RESOURCE
 // Prints one JSON line {"issuer": "..."} once listening. Besides the
@@ -36,20 +38,32 @@ async function newKey() {
 
 function provider(issuer, key) {
   const p = new Provider(issuer, {
-    clients: ['wharf-test', 'opaque-test'].map((client_id) => ({
-      client_id,
-      client_secret: `${client_id}-secret`,
-      grant_types: ['client_credentials'],
-      redirect_uris: [],
-      response_types: [],
-      // The only signing key is an EC key.
-      id_token_signed_response_alg: 'ES256',
-    })),
+    clients: [
+      ...['wharf-test', 'opaque-test'].map((client_id) => ({
+        client_id,
+        client_secret: `${client_id}-secret`,
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        response_types: [],
+        // The only signing key is an EC key.
+        id_token_signed_response_alg: 'ES256',
+      })),
+      // A public client for the authorization-code flow with PKCE; the test
+      // signs in through the development login and consent pages.
+      {
+        client_id: 'pkce-test',
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        redirect_uris: ['http://127.0.0.1/callback'],
+        id_token_signed_response_alg: 'ES256',
+      },
+    ],
     jwks: { keys: [key] },
     features: {
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
-      devInteractions: { enabled: false },
+      devInteractions: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => resource,
