@@ -379,6 +379,16 @@ fn opaque_tokens_are_checked_by_introspection() {
         "Forbidden: the token lacks the scope \"files:write\" needed by prompt `textstats_summarize`",
         "{refused_get}"
     );
+    let complete = json!({
+        "ref": {"type": "ref/prompt", "name": "textstats_summarize"},
+        "argument": {"name": "length", "value": ""},
+    });
+    let refused_completion = call(addr, Some(&opaque), "completion/complete", complete).json();
+    assert_eq!(
+        refused_completion["error"]["message"],
+        "Forbidden: the token lacks the scope \"files:write\" needed by prompt `textstats_summarize`",
+        "{refused_completion}"
+    );
     let writer = server.token_for("opaque-test", &resource, "tools files:write");
     let listed = call(addr, Some(&writer), "prompts/list", json!({})).json();
     assert_eq!(
