@@ -16,6 +16,7 @@ pub mod loader;
 pub mod manifest;
 pub mod metrics;
 pub mod naming;
+pub mod oauth;
 pub mod oci;
 pub mod oneshot;
 pub mod protocol;

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::manifest::{self, ManifestError};
+use crate::manifest::{self, ManifestError, Scopes};
 use crate::naming;
 use crate::oci::reference::{Reference, ReferenceError};
 use crate::oci::signature::TrustPolicy;
@@ -53,6 +53,10 @@ pub enum FileError {
     NoRegistry,
     #[error("--require-signed: {0}")]
     Unsigned(String),
+    /// Refused rather than loaded: a misspelt name would leave the tool it
+    /// meant guarded by fewer scopes than intended.
+    #[error("invalid manifest {}, key `auth.tools.{tool}`: the plugin has no tool `{tool}`", .path.display())]
+    UnknownScopedTool { path: PathBuf, tool: String },
 }
 
 /// Why the folder itself could not be read.
@@ -84,6 +88,7 @@ struct Loaded {
     fingerprint: Fingerprint,
     plugin: Arc<Plugin>,
     naming: Naming,
+    scopes: Scopes,
 }
 
 /// What a scan did.
@@ -193,7 +198,7 @@ impl PluginFolder {
         ToolSet::with_naming(
             self.loaded
                 .values()
-                .map(|l| (l.plugin.clone(), l.naming))
+                .map(|l| (l.plugin.clone(), l.naming, l.scopes.clone()))
                 .collect(),
         )
         .with_digest(digest)
@@ -303,7 +308,7 @@ impl PluginFolder {
 
         for (name, path, fingerprint, result) in futures::future::join_all(jobs).await {
             match result {
-                Ok((plugin, naming)) => {
+                Ok((plugin, naming, scopes)) => {
                     tracing::info!(
                         plugin = plugin.name(),
                         tools = plugin.tools().len(),
@@ -318,6 +323,7 @@ impl PluginFolder {
                             fingerprint,
                             plugin: Arc::new(plugin),
                             naming,
+                            scopes,
                         },
                     );
                     report.loaded.push(name);
@@ -529,7 +535,7 @@ async fn load_file(
     manifest_path: &Path,
     manifest: Option<&[u8]>,
     bytes: Vec<u8>,
-) -> Result<(Plugin, Naming), FileError> {
+) -> Result<(Plugin, Naming, Scopes), FileError> {
     let resolved = manifest::resolve_bytes(
         manifest_path,
         manifest,
@@ -544,5 +550,15 @@ async fn load_file(
     let plugin = runtime
         .load_with(name, bytes, resolved.limits, resolved.grants)
         .await?;
-    Ok((plugin, naming))
+    if let Some(tool) = resolved
+        .scopes
+        .named_tools()
+        .find(|named| !plugin.tools().iter().any(|spec| spec.name == *named))
+    {
+        return Err(FileError::UnknownScopedTool {
+            path: manifest_path.to_path_buf(),
+            tool: tool.to_owned(),
+        });
+    }
+    Ok((plugin, naming, resolved.scopes))
 }

@@ -37,6 +37,85 @@ pub struct Manifest {
     /// How the plugin's tools, prompts and resources are named for clients.
     #[serde(default)]
     pub names: NamesSection,
+    /// The OAuth scopes a caller needs (over HTTP with `--auth-issuer`).
+    #[serde(default)]
+    pub auth: AuthSection,
+}
+
+/// `[auth]`: the scopes an access token must grant to see and call the
+/// plugin's tools. Only checked when Wharf is an OAuth resource server.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AuthSection {
+    /// Needed for every tool of the plugin.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// `[auth.tools]`: more scopes for one tool, by the plugin's own name for it.
+    #[serde(default)]
+    pub tools: BTreeMap<String, Vec<String>>,
+}
+
+/// The scopes a plugin's tools need, resolved from `[auth]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scopes {
+    plugin: Vec<String>,
+    tools: BTreeMap<String, Vec<String>>,
+}
+
+impl Scopes {
+    /// The scopes of the whole plugin (its prompts and resources need these).
+    pub fn for_plugin(&self) -> &[String] {
+        &self.plugin
+    }
+
+    /// The tools `[auth.tools]` names, by the plugin's own names.
+    pub fn named_tools(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+
+    /// Every scope the tool the plugin calls `tool` needs, sorted.
+    pub fn for_tool(&self, tool: &str) -> Vec<String> {
+        let mut all: Vec<String> = self
+            .plugin
+            .iter()
+            .chain(self.tools.get(tool).into_iter().flatten())
+            .cloned()
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+}
+
+/// Whether `scope` is an RFC 6749 §3.3 scope-token: printable ASCII but
+/// space, `"` and `\`.
+fn check_scope(scope: &str) -> Result<(), String> {
+    let ok = !scope.is_empty()
+        && scope
+            .bytes()
+            .all(|b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{scope}` is not a scope: printable ASCII without spaces, `\"` or `\\`"
+        ))
+    }
+}
+
+fn resolve_scopes(section: &AuthSection) -> Result<Scopes, KeyError> {
+    for (index, scope) in section.scopes.iter().enumerate() {
+        check_scope(scope).map_err(|m| (format!("auth.scopes[{index}]"), m))?;
+    }
+    for (tool, scopes) in &section.tools {
+        for (index, scope) in scopes.iter().enumerate() {
+            check_scope(scope).map_err(|m| (format!("auth.tools.{tool}[{index}]"), m))?;
+        }
+    }
+    Ok(Scopes {
+        plugin: section.scopes.clone(),
+        tools: section.tools.clone(),
+    })
 }
 
 /// `[names]`.
@@ -141,6 +220,8 @@ pub struct Resolved {
     pub grants: Grants,
     /// Whether names get the plugin's prefix (`[names] prefix`).
     pub prefix_names: bool,
+    /// The scopes its tools need (`[auth]`).
+    pub scopes: Scopes,
 }
 
 /// Reads and resolves the manifest at `path`, or returns `defaults` and no grants
@@ -181,6 +262,7 @@ pub fn resolve_bytes(
             limits: defaults.clone(),
             grants: Grants::default(),
             prefix_names: true,
+            scopes: Scopes::default(),
         });
     };
     let text = std::str::from_utf8(bytes).map_err(|_| ManifestError::Read {
@@ -286,6 +368,7 @@ pub fn resolve(
                 .collect(),
         },
         prefix_names: manifest.names.prefix.unwrap_or(true),
+        scopes: resolve_scopes(&manifest.auth)?,
     })
 }
 

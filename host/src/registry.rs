@@ -16,6 +16,7 @@ use arc_swap::ArcSwap;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::manifest::Scopes;
 use crate::runtime::Plugin;
 
 mod arguments;
@@ -41,6 +42,9 @@ pub use tools::ExposedTool;
 #[derive(Default)]
 pub struct ToolSet {
     plugins: Vec<Arc<Plugin>>,
+    /// `[auth] scopes` of each plugin that has some, by plugin name: what its
+    /// prompts and resources need.
+    plugin_scopes: std::collections::HashMap<String, Vec<String>>,
     tools: Listing<ExposedTool>,
     prompts: Listing<ExposedPrompt>,
     resources: Listing<ExposedResource>,
@@ -68,23 +72,25 @@ impl ToolSet {
         Self::with_naming(
             plugins
                 .into_iter()
-                .map(|plugin| (plugin, Naming::Prefixed))
+                .map(|plugin| (plugin, Naming::Prefixed, Scopes::default()))
                 .collect(),
         )
     }
 
-    /// Builds the set from loaded plugins, each with its naming. A tool or prompt
+    /// Builds the set from loaded plugins, each with its naming and the
+    /// scopes its tools need (`[auth]` of its manifest). A tool or prompt
     /// whose name is unusable, or whose name an earlier plugin (in name order)
     /// already exposes, or a tool whose input schema is unusable, is left out with
     /// a warning.
-    pub fn with_naming(mut members: Vec<(Arc<Plugin>, Naming)>) -> Self {
+    pub fn with_naming(mut members: Vec<(Arc<Plugin>, Naming, Scopes)>) -> Self {
         members.sort_by(|a, b| a.0.name().cmp(b.0.name()));
         let mut tools: Vec<ExposedTool> = Vec::new();
         let mut prompts: Vec<ExposedPrompt> = Vec::new();
         let (mut tool_names, mut prompt_names) = (Claims::default(), Claims::default());
         let mut resources = ResourceCollector::default();
-        for (plugin, naming) in &members {
+        for (plugin, naming, scopes) in &members {
             resources.add(plugin, *naming);
+
             for (index, spec) in plugin.tools().iter().enumerate() {
                 let schema = Value::Object(spec.input_schema.clone());
                 let arguments = match ArgumentSchema::compile(&schema) {
@@ -106,6 +112,7 @@ impl ToolSet {
                     plugin: plugin.clone(),
                     spec: index,
                     arguments,
+                    scopes: scopes.for_tool(&spec.name),
                 });
             }
             for (index, spec) in plugin.prompts().iter().enumerate() {
@@ -120,7 +127,12 @@ impl ToolSet {
             }
         }
         Self {
-            plugins: members.into_iter().map(|(plugin, _)| plugin).collect(),
+            plugin_scopes: members
+                .iter()
+                .filter(|(_, _, scopes)| !scopes.for_plugin().is_empty())
+                .map(|(plugin, _, scopes)| (plugin.name().to_owned(), scopes.for_plugin().to_vec()))
+                .collect(),
+            plugins: members.into_iter().map(|(plugin, ..)| plugin).collect(),
             tools: Listing::new(tools),
             prompts: Listing::new(prompts),
             resources: Listing::new(resources.resources),
@@ -139,6 +151,12 @@ impl ToolSet {
     /// built from a plugin folder).
     pub fn digest(&self) -> Option<PluginSetDigest> {
         self.digest
+    }
+
+    /// The OAuth scopes a caller needs for the prompts and resources of
+    /// `plugin` (its manifest's `[auth] scopes`).
+    pub fn plugin_scopes(&self, plugin: &str) -> &[String] {
+        self.plugin_scopes.get(plugin).map_or(&[], Vec::as_slice)
     }
 
     /// All tools, sorted by exposed name.

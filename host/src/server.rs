@@ -31,6 +31,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 mod call_context;
+mod caller;
 mod completion;
 mod convert;
 mod discovery;
@@ -175,9 +176,22 @@ impl ServerHandler for WharfServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        self.list_page(request, ToolSet::page, ExposedTool::name, convert::mcp_tool)
+        // A caller with a token sees only the tools its scopes allow; such a
+        // page is the caller's own, not cacheable by others.
+        let caller = caller::caller_of(&context);
+        let mut page: ListToolsResult = self.list_page(
+            request,
+            ToolSet::page,
+            ExposedTool::name,
+            convert::mcp_tool,
+            |_, tool| caller::may_use(caller.as_ref(), tool.scopes()),
+        )?;
+        if caller.is_some() {
+            page.cache_scope = Some(rmcp::model::CacheScope::Private);
+        }
+        Ok(page)
     }
 
     async fn call_tool(
@@ -191,14 +205,22 @@ impl ServerHandler for WharfServer {
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        self.list_page(
+        let caller = caller::caller_of(&context);
+        let mut page: ListPromptsResult = self.list_page(
             request,
             ToolSet::prompt_page,
             ExposedPrompt::name,
             convert::mcp_prompt,
-        )
+            |set, prompt| {
+                caller::may_use(caller.as_ref(), set.plugin_scopes(prompt.plugin().name()))
+            },
+        )?;
+        if caller.is_some() {
+            page.cache_scope = Some(rmcp::model::CacheScope::Private);
+        }
+        Ok(page)
     }
 
     async fn get_prompt(
@@ -212,27 +234,43 @@ impl ServerHandler for WharfServer {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.list_page(
+        let caller = caller::caller_of(&context);
+        let mut page: ListResourcesResult = self.list_page(
             request,
             ToolSet::resource_page,
             ExposedResource::uri,
             convert::mcp_resource,
-        )
+            |set, resource| {
+                caller::may_use(caller.as_ref(), set.plugin_scopes(resource.plugin().name()))
+            },
+        )?;
+        if caller.is_some() {
+            page.cache_scope = Some(rmcp::model::CacheScope::Private);
+        }
+        Ok(page)
     }
 
     async fn list_resource_templates(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        self.list_page(
+        let caller = caller::caller_of(&context);
+        let mut page: ListResourceTemplatesResult = self.list_page(
             request,
             ToolSet::template_page,
             |template: &ExposedTemplate| template.template().as_str(),
             convert::mcp_template,
-        )
+            |set, template| {
+                caller::may_use(caller.as_ref(), set.plugin_scopes(template.plugin().name()))
+            },
+        )?;
+        if caller.is_some() {
+            page.cache_scope = Some(rmcp::model::CacheScope::Private);
+        }
+        Ok(page)
     }
 
     async fn read_resource(

@@ -21,6 +21,7 @@ mod legacy;
 mod limits;
 mod modern;
 mod naming;
+mod oauth;
 mod oci;
 mod plain;
 mod primitives;

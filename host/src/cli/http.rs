@@ -7,7 +7,12 @@ use std::time::Duration;
 
 use clap::Args;
 use clap::builder::TypedValueParser as _;
-use wharf::http::{self, BearerToken, ConnectionLimits, HttpOptions, OriginPolicy, ServiceStatus};
+use wharf::http::{
+    self, BearerToken, ConnectionLimits, HttpOptions, OriginPolicy, Protection, ScopePolicy,
+    ServiceStatus,
+};
+use wharf::oauth::{Introspection, ResourceServer};
+use wharf::registry::Registry;
 
 /// Streamable HTTP transport settings.
 #[derive(Args)]
@@ -32,6 +37,44 @@ pub struct HttpArgs {
     /// Require `Authorization: Bearer TOKEN` on /mcp and /metrics.
     #[arg(long, env = "WHARF_AUTH_TOKEN", hide_env_values = true)]
     auth_token: Option<String>,
+
+    /// Act as an OAuth 2.1 resource server: accept JWT access tokens issued by
+    /// this authorization server (an `https://` issuer identifier, or
+    /// `http://` on loopback); repeatable. Needs --public-url; exclusive with
+    /// --auth-token.
+    #[arg(
+        long = "auth-issuer",
+        value_name = "URL",
+        requires = "public_url",
+        conflicts_with = "auth_token"
+    )]
+    auth_issuers: Vec<String>,
+
+    /// Check opaque access tokens at this RFC 7662 introspection endpoint,
+    /// with --auth-client-id and --auth-client-secret. Needs --public-url;
+    /// exclusive with --auth-token.
+    #[arg(long, value_name = "URL", requires_all = ["public_url", "auth_client_id", "auth_client_secret"], conflicts_with = "auth_token")]
+    auth_introspection: Option<String>,
+
+    /// Wharf's client id at the introspection endpoint.
+    #[arg(long, value_name = "ID", requires = "auth_introspection")]
+    auth_client_id: Option<String>,
+
+    /// Wharf's client secret at the introspection endpoint.
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "WHARF_AUTH_CLIENT_SECRET",
+        hide_env_values = true,
+        requires = "auth_introspection"
+    )]
+    auth_client_secret: Option<String>,
+
+    /// The canonical URL clients use to reach this server's MCP endpoint
+    /// (e.g. `https://tools.example.com/mcp`): access tokens must name it in
+    /// `aud` (RFC 8707), and the Protected Resource Metadata names it.
+    #[arg(long, value_name = "URL")]
+    public_url: Option<String>,
 
     /// Largest accepted HTTP request body, in bytes (413 above).
     #[arg(long, default_value_t = 4 << 20)]
@@ -100,8 +143,10 @@ impl HttpArgs {
         addr: SocketAddr,
         call_timeout: Duration,
         status: Arc<ServiceStatus>,
-    ) -> HttpOptions {
-        HttpOptions {
+    ) -> anyhow::Result<HttpOptions> {
+        let protection = self.protection()?;
+        Ok(HttpOptions {
+            protection,
             origins: OriginPolicy {
                 local: addr.ip().is_loopback(),
                 hosts: self.allowed_hosts,
@@ -129,7 +174,56 @@ impl HttpArgs {
             drain_delay: Duration::from_millis(self.drain_delay_ms),
             status,
             ..HttpOptions::default()
+        })
+    }
+
+    /// The OAuth resource server the flags ask for, if any.
+    fn protection(&self) -> anyhow::Result<Option<Protection>> {
+        if self.auth_issuers.is_empty() && self.auth_introspection.is_none() {
+            if self.public_url.is_some() {
+                anyhow::bail!("--public-url needs --auth-issuer or --auth-introspection");
+            }
+            return Ok(None);
         }
+        let resource = self.public_url.as_deref().unwrap_or_default();
+        let introspection = match (
+            &self.auth_introspection,
+            &self.auth_client_id,
+            &self.auth_client_secret,
+        ) {
+            (Some(url), Some(id), Some(secret)) => Some(
+                Introspection::new(url, id, secret)
+                    .map_err(|e| anyhow::anyhow!("--auth-introspection {e}"))?,
+            ),
+            _ => None,
+        };
+        let server = ResourceServer::new(resource, &self.auth_issuers, introspection)
+            .map_err(|e| anyhow::anyhow!("OAuth settings: {e}"))?;
+        Ok(Some(Protection {
+            server: Arc::new(server),
+            scopes: None,
+        }))
+    }
+}
+
+/// The scopes of the tools in the registry's current set: what the transport
+/// checks a `tools/call` against and lists in the resource metadata.
+pub struct RegistryScopes(pub Arc<Registry>);
+
+impl ScopePolicy for RegistryScopes {
+    fn tool_scopes(&self, tool: &str) -> Vec<String> {
+        self.0
+            .snapshot()
+            .get(tool)
+            .map(|t| t.scopes().to_vec())
+            .unwrap_or_default()
+    }
+
+    fn all_scopes(&self) -> Vec<String> {
+        let set = self.0.snapshot();
+        let all: std::collections::BTreeSet<&String> =
+            set.tools().iter().flat_map(|t| t.scopes()).collect();
+        all.into_iter().cloned().collect()
     }
 }
 

@@ -69,7 +69,7 @@ impl Cli {
         process::init_logging();
         process::no_transparent_huge_pages();
         match self.command {
-            Command::Serve(args) => args.run(),
+            Command::Serve(args) => (*args).run(),
             Command::Inspect(args) => args.run(),
             Command::Call(args) => args.run(),
             Command::EmbedDocs(args) => args.run(),
@@ -92,5 +92,52 @@ mod tests {
     #[test]
     fn arguments_are_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// The OAuth flags: exclusive with the static token, and each needs the
+    /// public URL (what tokens' `aud` must name).
+    #[test]
+    fn oauth_flags_need_a_public_url_and_no_static_token() {
+        let parse = |extra: &[&str]| {
+            let mut args = vec!["wharf", "serve", "--plugins", "p", "--http", "0"];
+            args.extend_from_slice(extra);
+            Cli::try_parse_from(args).map(|_| ()).map_err(|e| e.kind())
+        };
+        use clap::error::ErrorKind;
+        assert_eq!(
+            parse(&["--auth-issuer", "https://as.example"]),
+            Err(ErrorKind::MissingRequiredArgument)
+        );
+        assert_eq!(
+            parse(&[
+                "--auth-issuer",
+                "https://as.example",
+                "--public-url",
+                "https://w.example/mcp",
+                "--auth-token",
+                "t"
+            ]),
+            Err(ErrorKind::ArgumentConflict)
+        );
+        assert_eq!(
+            parse(&[
+                "--auth-introspection",
+                "https://as.example/i",
+                "--public-url",
+                "https://w.example/mcp"
+            ]),
+            Err(ErrorKind::MissingRequiredArgument)
+        );
+        assert_eq!(
+            parse(&[
+                "--auth-issuer",
+                "https://as.example",
+                "--auth-issuer",
+                "https://b.example",
+                "--public-url",
+                "https://w.example/mcp"
+            ]),
+            Ok(())
+        );
     }
 }

@@ -246,13 +246,18 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
                  load balancer need one shared --state-key-file"
             );
         }
+        let digest_of = registry.clone();
         let status = Arc::new(ServiceStatus::new(move || {
-            registry.snapshot().digest().map(|d| d.to_string())
+            digest_of.snapshot().digest().map(|d| d.to_string())
         }));
-        let options = HttpOptions {
+        let mut options = HttpOptions {
             max_json_values: args.max_json_values,
-            ..args.http.options(addr, call_timeout, status)
+            ..args.http.options(addr, call_timeout, status)?
         };
+        if let Some(protection) = &mut options.protection {
+            protection.scopes = Some(Arc::new(super::http::RegistryScopes(registry)));
+            protection.server.prefetch().await;
+        }
         wharf::http::serve(
             move || server.for_session(),
             metrics,

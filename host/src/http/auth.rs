@@ -45,6 +45,10 @@ impl std::fmt::Debug for BearerToken {
 }
 
 /// The credentials after `Bearer ` (scheme name case-insensitive, RFC 6750).
+pub fn bearer(value: &[u8]) -> Option<&[u8]> {
+    strip_scheme(value).filter(|token| !token.is_empty())
+}
+
 fn strip_scheme(value: &[u8]) -> Option<&[u8]> {
     let (scheme, rest) = value.split_at_checked(7)?;
     scheme

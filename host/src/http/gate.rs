@@ -1,7 +1,8 @@
 //! The one tower layer in front of every route: Wharf's checks, in order.
 //!
 //! Every request gets the Origin/Host check ([`origin`]). Every route but
-//! `/healthz` then gets the bearer token ([`auth`]), and the time limit
+//! `/healthz` and the Protected Resource Metadata then gets the bearer token
+//! ([`auth`], or an OAuth access token: [`protected`]), and the time limit
 //! ([`deadline`]) over reading the body ([`envelope`]) and answering. On
 //! `/mcp`, the legacy session rules come next ([`session`]: a live session
 //! where one is needed, room for a new one), then the cap on open streams
@@ -27,7 +28,9 @@ use tower_service::Service;
 
 use super::session_table::SessionTable;
 use super::streams::{self, StreamSlots};
-use super::{HttpOptions, MCP_PATH, auth, coalesce, deadline, envelope, origin, session};
+use super::{
+    HttpOptions, MCP_PATH, auth, coalesce, deadline, envelope, origin, protected, session,
+};
 
 /// The liveness probe's path.
 pub const HEALTHZ_PATH: &str = "/healthz";
@@ -117,15 +120,24 @@ where
     if let Some(refusal) = origin::refusal(&options.origins, &request) {
         return refusal;
     }
-    if OPEN_PATHS.contains(&request.uri().path()) {
+    if OPEN_PATHS.contains(&request.uri().path())
+        || request.uri().path().starts_with(protected::METADATA_PATH)
+    {
         return answer(inner.call(request).await);
     }
+    let mut request = request;
     if let Some(token) = &options.token
         && let Some(refusal) = auth::refusal(token, &request)
     {
         return refusal;
     }
     deadline::bound(options.request_timeout, async {
+        // Inside the time limit: checking a token may fetch the issuer's keys.
+        if let Some(protection) = &options.protection
+            && let Err(refusal) = protection.admit(&mut request).await
+        {
+            return refusal;
+        }
         let method = request.method().clone();
         let request =
             match envelope::admit(options.max_body_bytes, options.max_json_values, request).await {
@@ -139,6 +151,13 @@ where
             Ok(admitted) => admitted,
             Err(refusal) => return refusal,
         };
+        if let Some(protection) = &options.protection
+            && admitted.method.as_deref() == Some("tools/call")
+            && let Some(tool) = &admitted.name
+            && let Some(refusal) = protection.forbidden_call(&admitted.request, tool)
+        {
+            return refusal;
+        }
         let stream = if method == Method::GET || admitted.method.as_deref() == Some(streams::LISTEN)
         {
             match state.streams.take() {

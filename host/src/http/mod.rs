@@ -39,6 +39,7 @@ pub mod gate;
 #[cfg(test)]
 mod listen_tests;
 pub mod origin;
+pub mod protected;
 mod serving;
 pub mod session;
 pub mod session_table;
@@ -64,6 +65,7 @@ pub use auth::BearerToken;
 pub use connection::ConnectionLimits;
 use gate::GateLayer;
 pub use origin::OriginPolicy;
+pub use protected::{Protection, ScopePolicy};
 use serving::ServingThreads;
 pub use session_table::SessionTable;
 pub use status::ServiceStatus;
@@ -89,6 +91,9 @@ pub struct HttpOptions {
     pub origins: OriginPolicy,
     /// Required bearer token on `/mcp` and `/metrics`, if any.
     pub token: Option<BearerToken>,
+    /// OAuth access tokens required on `/mcp` and `/metrics` instead, if set
+    /// (exclusive with `token`).
+    pub protection: Option<Protection>,
     /// Largest accepted request body (413 above).
     pub max_body_bytes: usize,
     /// The most JSON values a body may hold (413 and -32600 above; see
@@ -130,6 +135,7 @@ impl Default for HttpOptions {
                 ..OriginPolicy::default()
             },
             token: None,
+            protection: None,
             max_body_bytes: 4 << 20,
             max_json_values: crate::json_values::DEFAULT_MAX_JSON_VALUES,
             request_timeout: Duration::from_secs(60),
@@ -196,11 +202,18 @@ where
         started: Instant::now(),
         service: options.status.clone(),
     };
-    Router::new()
+    let mut router = Router::new()
         .route_service(MCP_PATH, mcp)
         .route("/metrics", get(status::metrics))
         .route(gate::HEALTHZ_PATH, get(status::healthz))
-        .route(status::READYZ_PATH, get(status::readyz))
+        .route(status::READYZ_PATH, get(status::readyz));
+    if let Some(protection) = &options.protection {
+        for path in protection.metadata_paths() {
+            let protection = protection.clone();
+            router = router.route(&path, get(move || async move { protection.metadata() }));
+        }
+    }
+    router
         .with_state(state)
         .layer(GateLayer::new(options, sessions))
 }
@@ -226,7 +239,9 @@ where
         tracing::warn!(
             "!!! Wharf is listening on {local}, which is NOT a loopback address: any host \
              that can reach this port can call your tools{}. Bind 127.0.0.1 unless you mean it.",
-            if options.token.is_some() {
+            if options.protection.is_some() {
+                " with a token from a trusted issuer"
+            } else if options.token.is_some() {
                 " if it knows the token"
             } else {
                 ", and there is no --auth-token"

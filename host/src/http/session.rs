@@ -57,6 +57,8 @@ pub struct Admitted {
     /// The JSON-RPC method and id of a POST body that has them.
     pub method: Option<String>,
     pub id: Value,
+    /// `params.name` (the tool of a `tools/call`), if a string.
+    pub name: Option<String>,
 }
 
 impl Admitted {
@@ -66,6 +68,7 @@ impl Admitted {
             session: None,
             method: None,
             id: Value::Null,
+            name: None,
         }
     }
 }
@@ -101,6 +104,7 @@ struct Probe {
 struct ProbeParams {
     #[serde(rename = "_meta")]
     meta: Option<ProbeMeta>,
+    name: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -133,6 +137,7 @@ impl Probe {
             id: object.get("id").cloned(),
             method: object.get("method").and_then(Value::as_str).map(Into::into),
             params: Some(ProbeParams {
+                name: object.get("params").and_then(|p| p.get("name")).cloned(),
                 meta: meta.map(|meta| ProbeMeta {
                     protocol_version: meta.get(META_VERSION).cloned(),
                     client_capabilities: meta.get(META_CAPABILITIES).map(|_| IgnoredAny),
@@ -187,6 +192,12 @@ async fn admit_post(table: &Arc<SessionTable>, request: Request) -> Result<Admit
         session: None,
         method: probe.method.clone(),
         id: id.clone(),
+        name: probe
+            .params
+            .as_ref()
+            .and_then(|p| p.name.as_ref())
+            .and_then(Value::as_str)
+            .map(Into::into),
     };
     let headers = admitted.request.headers();
     let bytes = if !probe.is_legacy(headers) {

@@ -107,6 +107,45 @@ fn the_tool_prefix_can_be_turned_off() {
 }
 
 #[test]
+fn scopes_apply_to_the_plugin_and_to_single_tools() {
+    let resolved = resolve_in(
+        Path::new("/"),
+        "[auth]\nscopes = [\"files:read\"]\n[auth.tools]\ndelete = [\"files:write\", \"files:read\"]\n",
+    )
+    .unwrap();
+    assert_eq!(resolved.scopes.for_tool("list"), ["files:read"]);
+    assert_eq!(
+        resolved.scopes.for_tool("delete"),
+        ["files:read", "files:write"]
+    );
+    let none = resolve_in(Path::new("/"), "").unwrap();
+    assert!(none.scopes.for_tool("list").is_empty());
+}
+
+#[test]
+fn malformed_scopes_are_named() {
+    assert_eq!(
+        resolve_in(Path::new("/"), "[auth]\nscopes = [\"a b\"]\n").unwrap_err(),
+        (
+            "auth.scopes[0]".to_string(),
+            "`a b` is not a scope: printable ASCII without spaces, `\"` or `\\`".to_string()
+        )
+    );
+    assert_eq!(
+        resolve_in(Path::new("/"), "[auth.tools]\nrm = [\"ok\", \"\"]\n").unwrap_err(),
+        (
+            "auth.tools.rm[1]".to_string(),
+            "`` is not a scope: printable ASCII without spaces, `\"` or `\\`".to_string()
+        )
+    );
+    assert_eq!(
+        parse_err("[auth]\nscope = []\n"),
+        "invalid manifest /plugins/demo.toml, key `auth.scope`: unknown field `scope`, \
+         expected `scopes` or `tools` (line 2)"
+    );
+}
+
+#[test]
 fn unknown_keys_are_named() {
     assert_eq!(
         parse_err("[limits]\nmemory-mb = 3\n"),
@@ -117,7 +156,7 @@ fn unknown_keys_are_named() {
     assert_eq!(
         parse_err("[network]\n"),
         "invalid manifest /plugins/demo.toml, key `network`: unknown field `network`, \
-         expected one of `limits`, `dir`, `http`, `env`, `config`, `names` (line 1)"
+         expected one of `limits`, `dir`, `http`, `env`, `config`, `names`, `auth` (line 1)"
     );
     assert_eq!(
         parse_err("[names]\nprefixed = false\n"),

@@ -15,12 +15,19 @@ pub struct ExposedTool {
     pub(super) plugin: Arc<Plugin>,
     pub(super) spec: usize,
     pub(super) arguments: ArgumentSchema,
+    /// The OAuth scopes a caller needs to see and call it (`[auth]`).
+    pub(super) scopes: Vec<String>,
 }
 
 impl ExposedTool {
     /// The name clients call it by (`<plugin>_<tool>`).
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The OAuth scopes a caller's token must grant to see and call it.
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
     }
 
     /// The plugin that provides it.

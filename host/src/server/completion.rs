@@ -50,6 +50,13 @@ async fn complete_prompt_argument(
     let Some(prompt) = set.get_prompt(name) else {
         return Err(unknown_prompt(name));
     };
+    if let Some(refusal) = super::caller::refusal(
+        context,
+        set.plugin_scopes(prompt.plugin().name()),
+        &format!("prompt `{}`", prompt.name()),
+    ) {
+        return Err(refusal);
+    }
     if !prompt.spec().arguments.iter().any(|a| a.name == *argument) {
         return Err(McpError::invalid_params(
             format!("prompt `{}` has no argument `{argument}`", prompt.name()),
@@ -81,6 +88,13 @@ async fn complete_template(
             Some(json!({ "uri": template })),
         ));
     };
+    if let Some(refusal) = super::caller::refusal(
+        context,
+        set.plugin_scopes(exposed.plugin().name()),
+        &format!("resource template `{template}`"),
+    ) {
+        return Err(refusal);
+    }
     if !exposed.template().variables().any(|v| v == variable) {
         return Err(McpError::invalid_params(
             format!("resource template `{template}` has no variable `{variable}`"),

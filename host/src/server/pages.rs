@@ -51,13 +51,15 @@ impl WharfServer {
     /// One page of a listing, from the request's cursor: `page` takes the
     /// registry's items after the cursor's, `key` names an item for the next
     /// cursor (which names this page's last item, so paging survives
-    /// reloads), `map` puts an item in MCP form.
+    /// reloads), `map` puts an item in MCP form, `visible` leaves out what
+    /// the caller may not see (a page may then be shorter than the page size).
     pub(super) fn list_page<R: ListResult, T>(
         &self,
         request: Option<PaginatedRequestParams>,
         page: impl for<'a> Fn(&'a ToolSet, Option<&str>, usize) -> (&'a [T], bool),
         key: impl Fn(&T) -> &str,
         map: impl Fn(&T) -> R::Item,
+        visible: impl Fn(&ToolSet, &T) -> bool,
     ) -> Result<R, McpError> {
         let set = self.registry.snapshot();
         let after = after_cursor(request)?;
@@ -67,7 +69,11 @@ impl WharfServer {
             .filter(|_| more)
             .map(|last| encode_cursor(key(last)));
         Ok(R::page(
-            items.iter().map(map).collect(),
+            items
+                .iter()
+                .filter(|item| visible(&set, item))
+                .map(map)
+                .collect(),
             next,
             self.list_ttl_ms(),
         ))

@@ -26,6 +26,13 @@ pub(super) async fn get(
     let Some(prompt) = set.get_prompt(&request.name) else {
         return Err(unknown_prompt(&request.name));
     };
+    if let Some(refusal) = super::caller::refusal(
+        &context,
+        set.plugin_scopes(prompt.plugin().name()),
+        &format!("prompt `{}`", prompt.name()),
+    ) {
+        return Err(refusal);
+    }
     let arguments = string_arguments(request.arguments.as_ref())?;
     prompt
         .spec()

@@ -82,6 +82,13 @@ async fn read_from_plugin(
     let Some(target) = set.resolve_resource(uri) else {
         return Err(unknown_resource(uri));
     };
+    if let Some(refusal) = super::caller::refusal(
+        context,
+        set.plugin_scopes(target.plugin.name()),
+        "this resource",
+    ) {
+        return Err(refusal);
+    }
     let outcome = server
         .run_in_call_context(context, target.plugin.name(), input, |call| {
             target.plugin.read_resource(&target.plugin_uri, call)

@@ -8,10 +8,10 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
 
-use super::WharfServer;
 use super::convert::mcp_result;
 use super::resources::expose_links;
 use super::round::Round;
+use super::{WharfServer, caller};
 use crate::client_input::Binding;
 use crate::metrics::CallOutcome;
 use crate::runtime::CallFailure;
@@ -26,6 +26,13 @@ pub(super) async fn call(
     let Some(tool) = set.get(&request.name) else {
         return Err(unknown_tool(&request.name));
     };
+    // Over HTTP the transport has answered 403 already (it asks the same
+    // registry); this also covers a reload between its check and this one.
+    if let Some(refusal) =
+        caller::refusal(&context, tool.scopes(), &format!("tool `{}`", tool.name()))
+    {
+        return Err(refusal);
+    }
     // Dropped unfinished if the request is abandoned: counted as an error.
     let timer = server.metrics.start_call(tool.name());
     let arguments = Value::Object(request.arguments.unwrap_or_default());
