@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use crate::audit::{AuditLog, PluginChange, PluginEntry};
 use crate::manifest::{self, ManifestError};
 use crate::naming;
 use crate::registry::{Naming, ToolSet};
@@ -262,6 +263,55 @@ impl PluginFolder {
         self.failed
             .retain(|path, _| std::fs::symlink_metadata(path).is_ok());
         Ok(report)
+    }
+
+    /// Writes the audit line of each change `report` lists: a plugin loaded
+    /// (with the digest it replaced, from `before`, the set served before
+    /// the scan), removed, or failed to load.
+    pub fn audit_scan(&self, report: &ScanReport, before: &ToolSet, audit: &AuditLog) {
+        let digest_before = |name: &str| {
+            before
+                .plugins()
+                .iter()
+                .find(|p| p.name() == name)
+                .map(|p| p.digest().hex())
+        };
+        for name in &report.loaded {
+            let Some(loaded) = self.loaded.get(name) else {
+                continue;
+            };
+            let digest = loaded.plugin.digest().hex();
+            let previous = digest_before(name);
+            let file = loaded.path.display().to_string();
+            audit.plugin(&PluginEntry {
+                change: PluginChange::Loaded,
+                plugin: name,
+                digest: Some(&digest),
+                previous_digest: previous.as_deref(),
+                file: Some(&file),
+            });
+        }
+        for name in &report.removed {
+            let digest = digest_before(name);
+            audit.plugin(&PluginEntry {
+                change: PluginChange::Removed,
+                plugin: name,
+                digest: digest.as_deref(),
+                previous_digest: None,
+                file: None,
+            });
+        }
+        for path in &report.failed {
+            let name = path.file_stem().unwrap_or_default().to_string_lossy();
+            let file = path.display().to_string();
+            audit.plugin(&PluginEntry {
+                change: PluginChange::Failed,
+                plugin: &name,
+                digest: None,
+                previous_digest: None,
+                file: Some(&file),
+            });
+        }
     }
 
     /// Logs a naming problem with a file unless it was logged already.

@@ -30,6 +30,7 @@ use rmcp::model::{LoggingLevel, SetLevelRequestParams};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
+mod call_audit;
 mod call_context;
 mod completion;
 mod convert;
@@ -46,6 +47,7 @@ mod tools;
 pub use convert::mcp_result;
 pub use events::PROGRESS_INTERVAL;
 
+use crate::audit::AuditLog;
 use crate::client_input::StateSeal;
 use crate::metrics::Metrics;
 use crate::protocol::SUPPORTED_VERSIONS;
@@ -87,6 +89,8 @@ pub struct WharfServer {
     session: Arc<SessionState>,
     /// Signs 2026-07-28 `requestState` values (one random key per process).
     seal: Arc<StateSeal>,
+    /// Where each tool call is recorded (`--audit-log`), if anywhere.
+    audit: Option<Arc<AuditLog>>,
 }
 
 /// What a legacy session set for itself.
@@ -109,6 +113,7 @@ impl WharfServer {
             metrics: Arc::default(),
             session: Arc::default(),
             seal: Arc::new(StateSeal::random()),
+            audit: None,
         }
     }
 
@@ -125,6 +130,12 @@ impl WharfServer {
     /// Records every tool call (count, errors, latency) in `metrics`.
     pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
         self.metrics = metrics;
+        self
+    }
+
+    /// Writes a line per tool call to `audit`.
+    pub fn with_audit(mut self, audit: Arc<AuditLog>) -> Self {
+        self.audit = Some(audit);
         self
     }
 

@@ -5,6 +5,7 @@
 //! `target/test-plugins`); `cargo xtask test` builds them first.
 
 mod arguments;
+mod audit;
 mod busy_poll;
 mod chaos;
 mod client_input;

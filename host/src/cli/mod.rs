@@ -10,6 +10,7 @@
 //!
 //! A new subcommand is one more file here and one more arm of [`Command`].
 
+mod audit;
 mod cache;
 mod call;
 mod embed_docs;
@@ -40,7 +41,7 @@ pub struct Cli {
 enum Command {
     /// Load every component in a folder and serve its tools over MCP (stdio, or
     /// Streamable HTTP with `--http`).
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Describe one component without serving it: its kind, tools with their
     /// schemas, skipped functions, and the permissions it imports and is granted.
     Inspect(inspect::InspectArgs),

@@ -11,18 +11,20 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use wharf::audit::AuditLog;
 use wharf::http::HttpOptions;
 use wharf::json_values::DEFAULT_MAX_JSON_VALUES;
 use wharf::loader::{AllSettled, PluginFolder};
 use wharf::metrics::Metrics;
 use wharf::protocol::SUPPORTED_VERSIONS;
-use wharf::registry::Registry;
+use wharf::registry::{Registry, ToolSet};
 use wharf::runtime::{CallLimits, Ceilings, Placement, Runtime, RuntimeOptions};
 use wharf::server::{ServerOptions, WharfServer};
 use wharf::stdio::{BusyPoll, DEFAULT_BUSY_POLL_US, DEFAULT_MAX_LINE_BYTES, LineTransport};
 use wharf::watcher::FolderWatch;
 
 use super::LOG_TARGET;
+use super::audit::AuditArgs;
 use super::cache::CacheArgs;
 use super::http::HttpArgs;
 use super::limits::LimitArgs;
@@ -102,6 +104,10 @@ pub struct ServeArgs {
     /// Streamable HTTP instead of stdio, and its settings.
     #[command(flatten)]
     http: HttpArgs,
+
+    /// The audit trail.
+    #[command(flatten)]
+    audit: AuditArgs,
 }
 
 impl ServeArgs {
@@ -171,6 +177,10 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
         quick_compile: !args.no_quick_compile,
         ..RuntimeOptions::default()
     })?);
+    let audit = match args.audit.settings() {
+        Some(settings) => Some(Arc::new(AuditLog::open(&settings)?)),
+        None => None,
+    };
     let pooled = runtime.is_pooled();
     let started = std::time::Instant::now();
     // Watch before the first scan, so nothing written meanwhile is missed.
@@ -180,7 +190,10 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
         Some(FolderWatch::start(&args.plugins)?)
     };
     let mut folder = PluginFolder::new(&args.plugins, runtime);
-    folder.scan(&AllSettled).await?;
+    let report = folder.scan(&AllSettled).await?;
+    if let Some(audit) = &audit {
+        folder.audit_scan(&report, &ToolSet::default(), audit);
+    }
     let set = folder.tool_set();
     tracing::info!(
         target: LOG_TARGET,
@@ -196,9 +209,9 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
     metrics.set_plugins_loaded(set.plugins().len());
     let registry = Arc::new(Registry::new(set));
     if let Some(watch) = watch {
-        watch.spawn(folder, registry.clone(), metrics.clone());
+        watch.spawn(folder, registry.clone(), metrics.clone(), audit.clone());
     }
-    let server = WharfServer::new(
+    let mut server = WharfServer::new(
         registry,
         ServerOptions {
             page_size: args.page_size as usize,
@@ -206,6 +219,9 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
         },
     )
     .with_metrics(metrics.clone());
+    if let Some(audit) = audit {
+        server = server.with_audit(audit);
+    }
 
     if let Some(addr) = args.http.address() {
         let options = HttpOptions {
