@@ -16,8 +16,9 @@
 
 mod sink;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{SecondsFormat, Utc};
@@ -25,6 +26,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use sink::AuditError;
+
+use crate::caller::Caller;
 use sink::Sink;
 
 /// Where audit lines go and how the file is kept.
@@ -53,7 +56,12 @@ pub enum AuditDestination {
 pub struct AuditLog {
     sink: Mutex<Sink>,
     arguments: bool,
+    /// Per plugin, the argument fields its manifest marks secret.
+    secret_fields: Mutex<HashMap<String, Arc<[String]>>>,
 }
+
+/// What a secret field's value becomes in an audit line.
+pub const REDACTED: &str = "[redacted]";
 
 /// How a call ended, as the audit trail tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -85,6 +93,8 @@ pub struct CallEntry<'a> {
     pub trace_id: Option<&'a str>,
     /// The legacy HTTP session the call came in (`Mcp-Session-Id`).
     pub session_id: Option<&'a str>,
+    /// Who made the call, when auth is on (`null` otherwise).
+    pub caller: Option<&'a Caller>,
     pub tool: &'a str,
     pub plugin: Option<&'a str>,
     /// The SHA-256 of the plugin's component file, in hexadecimal.
@@ -94,7 +104,8 @@ pub struct CallEntry<'a> {
     pub duration_ms: f64,
     /// The limit that stopped the call, by its setting's name (`timeout`, `memory`, ...).
     pub limit: Option<&'static str>,
-    /// Only with `--audit-arguments`.
+    /// Only with `--audit-arguments`, the fields the plugin's manifest
+    /// marks secret redacted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<&'a Value>,
 }
@@ -144,7 +155,20 @@ impl AuditLog {
                 settings.keep,
             )?),
             arguments: settings.arguments,
+            secret_fields: Mutex::default(),
         })
+    }
+
+    /// The argument fields (object keys at any depth) whose values the call
+    /// lines of `plugin` redact, from its manifest's `[audit] secret`; set
+    /// at each load, emptied when it is removed.
+    pub fn set_secret_fields(&self, plugin: &str, fields: Arc<[String]>) {
+        let mut all = self.secret_fields.lock().expect("audit lock");
+        if fields.is_empty() {
+            all.remove(plugin);
+        } else {
+            all.insert(plugin.to_string(), fields);
+        }
     }
 
     /// Whether call lines carry the arguments (`--audit-arguments`).
@@ -152,16 +176,37 @@ impl AuditLog {
         self.arguments
     }
 
-    /// Writes the line of one call; `arguments` is dropped unless wanted.
+    /// Writes the line of one call; `arguments` is dropped unless wanted,
+    /// and its secret fields redacted.
     pub fn call(&self, entry: &CallEntry<'_>) {
-        if entry.arguments.is_some() && !self.arguments {
+        let Some(arguments) = entry.arguments else {
+            return self.write("call", entry);
+        };
+        if !self.arguments {
             let entry = CallEntry {
                 arguments: None,
                 ..entry.clone()
             };
             return self.write("call", &entry);
         }
-        self.write("call", entry);
+        let fields = entry.plugin.and_then(|plugin| {
+            let all = self.secret_fields.lock().expect("audit lock");
+            all.get(plugin).cloned()
+        });
+        match fields {
+            Some(fields) => {
+                let mut arguments = arguments.clone();
+                redact(&mut arguments, &fields);
+                self.write(
+                    "call",
+                    &CallEntry {
+                        arguments: Some(&arguments),
+                        ..entry.clone()
+                    },
+                );
+            }
+            None => self.write("call", entry),
+        }
     }
 
     /// Writes the line of one plugin change.
@@ -178,6 +223,24 @@ impl AuditLog {
         let mut bytes = serde_json::to_vec(&line).expect("audit lines serialize");
         bytes.push(b'\n');
         self.sink.lock().expect("audit lock").write_line(&bytes);
+    }
+}
+
+/// Replaces the value of every object key in `fields`, at any depth, with
+/// [`REDACTED`].
+fn redact(value: &mut Value, fields: &[String]) {
+    match value {
+        Value::Object(object) => {
+            for (key, value) in object.iter_mut() {
+                if fields.iter().any(|field| field == key) {
+                    *value = Value::String(REDACTED.into());
+                } else {
+                    redact(value, fields);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| redact(item, fields)),
+        _ => {}
     }
 }
 

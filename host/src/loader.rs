@@ -68,6 +68,8 @@ struct Loaded {
     fingerprint: Fingerprint,
     plugin: Arc<Plugin>,
     naming: Naming,
+    /// Argument fields its audit lines redact (`[audit] secret`).
+    secret_fields: Arc<[String]>,
 }
 
 /// What a scan did.
@@ -215,7 +217,7 @@ impl PluginFolder {
 
         for (name, path, fingerprint, result) in futures::future::join_all(jobs).await {
             match result {
-                Ok((plugin, naming)) => {
+                Ok((plugin, naming, secret_fields)) => {
                     tracing::info!(
                         plugin = plugin.name(),
                         tools = plugin.tools().len(),
@@ -230,6 +232,7 @@ impl PluginFolder {
                             fingerprint,
                             plugin: Arc::new(plugin),
                             naming,
+                            secret_fields: secret_fields.into(),
                         },
                     );
                     report.loaded.push(name);
@@ -267,7 +270,8 @@ impl PluginFolder {
 
     /// Writes the audit line of each change `report` lists: a plugin loaded
     /// (with the digest it replaced, from `before`, the set served before
-    /// the scan), removed, or failed to load.
+    /// the scan), removed, or failed to load; and tells `audit` which
+    /// argument fields of each loaded plugin its call lines redact.
     pub fn audit_scan(&self, report: &ScanReport, before: &ToolSet, audit: &AuditLog) {
         let digest_before = |name: &str| {
             before
@@ -283,6 +287,7 @@ impl PluginFolder {
             let digest = loaded.plugin.digest().hex();
             let previous = digest_before(name);
             let file = loaded.path.display().to_string();
+            audit.set_secret_fields(name, loaded.secret_fields.clone());
             audit.plugin(&PluginEntry {
                 change: PluginChange::Loaded,
                 plugin: name,
@@ -292,6 +297,7 @@ impl PluginFolder {
             });
         }
         for name in &report.removed {
+            audit.set_secret_fields(name, Arc::from([]));
             let digest = digest_before(name);
             audit.plugin(&PluginEntry {
                 change: PluginChange::Removed,
@@ -390,7 +396,7 @@ async fn load_file(
     manifest_path: &Path,
     manifest: Option<&[u8]>,
     bytes: Vec<u8>,
-) -> Result<(Plugin, Naming), FileError> {
+) -> Result<(Plugin, Naming, Vec<String>), FileError> {
     let resolved = manifest::resolve_bytes(
         manifest_path,
         manifest,
@@ -405,5 +411,5 @@ async fn load_file(
     let plugin = runtime
         .load_with(name, bytes, resolved.limits, resolved.grants)
         .await?;
-    Ok((plugin, naming))
+    Ok((plugin, naming, resolved.secret_fields))
 }

@@ -37,6 +37,19 @@ pub struct Manifest {
     /// How the plugin's tools, prompts and resources are named for clients.
     #[serde(default)]
     pub names: NamesSection,
+    /// What the audit trail must not write.
+    #[serde(default)]
+    pub audit: AuditSection,
+}
+
+/// `[audit]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AuditSection {
+    /// Argument fields (object keys, at any depth) whose values a
+    /// `--audit-arguments` line replaces with `"[redacted]"`.
+    #[serde(default)]
+    pub secret: Vec<String>,
 }
 
 /// `[names]`.
@@ -141,6 +154,8 @@ pub struct Resolved {
     pub grants: Grants,
     /// Whether names get the plugin's prefix (`[names] prefix`).
     pub prefix_names: bool,
+    /// Argument fields the audit trail redacts (`[audit] secret`).
+    pub secret_fields: Vec<String>,
 }
 
 /// Reads and resolves the manifest at `path`, or returns `defaults` and no grants
@@ -181,6 +196,7 @@ pub fn resolve_bytes(
             limits: defaults.clone(),
             grants: Grants::default(),
             prefix_names: true,
+            secret_fields: Vec::new(),
         });
     };
     let text = std::str::from_utf8(bytes).map_err(|_| ManifestError::Read {
@@ -286,7 +302,21 @@ pub fn resolve(
                 .collect(),
         },
         prefix_names: manifest.names.prefix.unwrap_or(true),
+        secret_fields: secret_fields(&manifest.audit)?,
     })
+}
+
+/// `[audit] secret`, each name checked.
+fn secret_fields(audit: &AuditSection) -> Result<Vec<String>, KeyError> {
+    for (index, name) in audit.secret.iter().enumerate() {
+        if name.is_empty() {
+            return Err((
+                format!("audit.secret[{index}]"),
+                "a field name cannot be empty".into(),
+            ));
+        }
+    }
+    Ok(audit.secret.clone())
 }
 
 fn resolve_limits(

@@ -71,7 +71,7 @@ fn loaded(plugin: &str, dir: &Path) -> Value {
 }
 
 fn call_line(tool: &str, plugin: Option<&str>, outcome: &str, limit: Option<&str>) -> Value {
-    json!({"event": "call", "trace_id": null, "session_id": null, "tool": tool,
+    json!({"event": "call", "trace_id": null, "session_id": null, "caller": null, "tool": tool,
         "plugin": plugin, "digest": plugin.map(digest), "outcome": outcome, "limit": limit})
 }
 
@@ -139,6 +139,64 @@ fn arguments_are_audited_only_with_audit_arguments() {
             call_line("echo_echo", Some("echo"), "success", None),
             "arguments",
             json!({"text": "kept"})
+        )
+    );
+}
+
+#[test]
+fn secret_fields_of_the_manifest_are_redacted() {
+    let logs = tempfile::tempdir().unwrap();
+    let path = audit_path(&logs);
+    let plugins = plugin_dir(&["echo"]);
+    std::fs::write(
+        plugins.path().join("echo.toml"),
+        "[audit]\nsecret = [\"text\"]\n",
+    )
+    .unwrap();
+    let mut wharf = Wharf::start_in(
+        plugins.path(),
+        &["--audit-log", path.to_str().unwrap(), "--audit-arguments"],
+    );
+    call(&mut wharf, 1, "echo_echo", json!({"text": "hunter2"}));
+    assert_eq!(
+        lines(&path)[1],
+        with(
+            call_line("echo_echo", Some("echo"), "success", None),
+            "arguments",
+            json!({"text": "[redacted]"})
+        )
+    );
+    assert!(!std::fs::read_to_string(&path).unwrap().contains("hunter2"));
+}
+
+#[test]
+fn an_authenticated_http_call_names_its_caller() {
+    let logs = tempfile::tempdir().unwrap();
+    let path = audit_path(&logs);
+    let (_wharf, addr) = serve_http(
+        &["echo"],
+        &[
+            "--audit-log",
+            path.to_str().unwrap(),
+            "--auth-token",
+            "s3cret",
+        ],
+    );
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params":
+        {"name": "echo_echo", "arguments": {"text": "a"}, "_meta": meta()}});
+    let headers = [
+        ("Authorization", "Bearer s3cret"),
+        ("MCP-Protocol-Version", MODERN),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "echo_echo"),
+    ];
+    assert_eq!(post(addr, &headers, &body).status, 200);
+    assert_eq!(
+        wait_for_lines(&path, 2)[1],
+        with(
+            call_line("echo_echo", Some("echo"), "success", None),
+            "caller",
+            json!({"auth": "static-token", "subject": null})
         )
     );
 }

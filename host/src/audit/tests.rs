@@ -34,6 +34,7 @@ fn call<'a>(arguments: Option<&'a Value>) -> CallEntry<'a> {
     CallEntry {
         trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736"),
         session_id: None,
+        caller: None,
         tool: "echo",
         plugin: Some("echo"),
         digest: Some("ab12"),
@@ -57,7 +58,7 @@ fn a_call_line_has_every_field_in_order_and_no_arguments_unless_asked() {
     assert_eq!(
         rest,
         ":\"call\",\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\",\"session_id\":null,\
-         \"tool\":\"echo\",\"plugin\":\"echo\",\"digest\":\"ab12\",\"outcome\":\"success\",\
+         \"caller\":null,\"tool\":\"echo\",\"plugin\":\"echo\",\"digest\":\"ab12\",\"outcome\":\"success\",\
          \"duration_ms\":1.25,\"limit\":null}\n"
     );
 }
@@ -71,6 +72,48 @@ fn arguments_are_written_when_asked() {
     let arguments = json!({"message": "hi"});
     log.call(&call(Some(&arguments)));
     assert_eq!(lines(&path)[0]["arguments"], json!({"message": "hi"}));
+}
+
+#[test]
+fn secret_fields_are_redacted_at_any_depth_for_their_plugin_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.log");
+    let log = AuditLog::open(&settings(&path, 1 << 20, 2, true)).unwrap();
+    log.set_secret_fields("echo", Arc::from(["password".to_string()]));
+    let arguments = json!({"user": "ann", "password": "hunter2",
+        "nested": [{"password": {"deep": 1}, "keep": "x"}]});
+    log.call(&call(Some(&arguments)));
+    log.call(&CallEntry {
+        plugin: Some("other"),
+        ..call(Some(&arguments))
+    });
+    // Removed from the manifest (or the plugin removed): written as sent.
+    log.set_secret_fields("echo", Arc::from([]));
+    log.call(&call(Some(&arguments)));
+    let lines = lines(&path);
+    assert_eq!(
+        lines[0]["arguments"],
+        json!({"user": "ann", "password": "[redacted]",
+            "nested": [{"password": "[redacted]", "keep": "x"}]})
+    );
+    assert_eq!(lines[1]["arguments"], arguments);
+    assert_eq!(lines[2]["arguments"], arguments);
+}
+
+#[test]
+fn an_authenticated_caller_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.log");
+    let log = AuditLog::open(&settings(&path, 1 << 20, 2, false)).unwrap();
+    let caller = Caller::static_token();
+    log.call(&CallEntry {
+        caller: Some(&caller),
+        ..call(None)
+    });
+    assert_eq!(
+        lines(&path)[0]["caller"],
+        json!({"auth": "static-token", "subject": null})
+    );
 }
 
 #[test]

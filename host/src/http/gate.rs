@@ -28,6 +28,7 @@ use tower_service::Service;
 use super::session_table::SessionTable;
 use super::streams::{self, StreamSlots};
 use super::{HttpOptions, MCP_PATH, auth, coalesce, deadline, envelope, origin, session};
+use crate::caller::Caller;
 
 /// The path that answers without a token (liveness probes carry none).
 pub const OPEN_PATH: &str = "/healthz";
@@ -96,7 +97,7 @@ where
 }
 
 /// The response to `request`: a refusal, or what `inner` answers.
-async fn pass<S>(state: &GateState, mut inner: S, request: Request) -> Response
+async fn pass<S>(state: &GateState, mut inner: S, mut request: Request) -> Response
 where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
@@ -107,10 +108,12 @@ where
     if request.uri().path() == OPEN_PATH {
         return answer(inner.call(request).await);
     }
-    if let Some(token) = &options.token
-        && let Some(refusal) = auth::refusal(token, &request)
-    {
-        return refusal;
+    if let Some(token) = &options.token {
+        if let Some(refusal) = auth::refusal(token, &request) {
+            return refusal;
+        }
+        // For the audit trail: who was let in (rmcp passes the extensions on).
+        request.extensions_mut().insert(Caller::static_token());
     }
     deadline::bound(options.request_timeout, async {
         let method = request.method().clone();

@@ -1,5 +1,5 @@
 //! The audit line of one `tools/call` (see [`crate::audit`]): what the
-//! request said (its trace, its legacy session), which plugin build answered,
+//! request said (its trace, its legacy session, its authenticated caller), which plugin build answered,
 //! and how it ended. Made only when `--audit-log` is on.
 
 use std::sync::Arc;
@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::WharfServer;
 use crate::audit::{AuditLog, CallEntry, CallOutcome, millis};
+use crate::caller::Caller;
 use crate::runtime::Plugin;
 
 /// The header of a legacy Streamable HTTP session.
@@ -23,6 +24,8 @@ pub(super) struct CallAudit {
     started: Instant,
     trace_id: Option<String>,
     session_id: Option<String>,
+    /// Who made the call (set by the HTTP auth check), if auth is on.
+    caller: Option<Caller>,
     tool: String,
     /// The plugin's name and digest, once the tool is found.
     plugin: Option<(String, String)>,
@@ -56,11 +59,13 @@ impl WharfServer {
             .and_then(|p| p.headers.get(SESSION_HEADER))
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
+        let caller = parts.and_then(|p| p.extensions.get::<Caller>()).cloned();
         Some(CallAudit {
             log,
             started: Instant::now(),
             trace_id,
             session_id,
+            caller,
             tool: tool.to_string(),
             plugin: None,
             arguments: None,
@@ -92,6 +97,7 @@ impl CallAudit {
         self.log.call(&CallEntry {
             trace_id: self.trace_id.as_deref(),
             session_id: self.session_id.as_deref(),
+            caller: self.caller.as_ref(),
             tool: &self.tool,
             plugin: self.plugin.as_ref().map(|(name, _)| name.as_str()),
             digest: self.plugin.as_ref().map(|(_, digest)| digest.as_str()),
