@@ -25,5 +25,6 @@ pub mod resource_watch;
 pub mod runtime;
 pub mod server;
 pub mod stdio;
+pub mod telemetry;
 pub mod trace_context;
 pub mod watcher;

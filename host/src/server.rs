@@ -55,6 +55,7 @@ use crate::registry::{
     ExposedPrompt, ExposedResource, ExposedTemplate, ExposedTool, Registry, ToolSet,
 };
 use crate::resource_watch::ResourceWatch;
+use crate::telemetry::{request_span, traced};
 use resources::Subscriptions;
 
 /// How often a legacy session's notification task checks that the session lives.
@@ -155,9 +156,12 @@ impl ServerHandler for WharfServer {
 
     async fn discover(
         &self,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, McpError> {
-        Ok(discovery::discover())
+        traced(request_span("server/discover", None, &context), async {
+            Ok(discovery::discover())
+        })
+        .await
     }
 
     fn accepted_subscription_filter(
@@ -178,9 +182,12 @@ impl ServerHandler for WharfServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        self.list_page(request, ToolSet::page, ExposedTool::name, convert::mcp_tool)
+        traced(request_span("tools/list", None, &context), async {
+            self.list_page(request, ToolSet::page, ExposedTool::name, convert::mcp_tool)
+        })
+        .await
     }
 
     async fn call_tool(
@@ -188,20 +195,24 @@ impl ServerHandler for WharfServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        tools::call(self, request, context).await
+        let span = request_span("tools/call", Some(&request.name), &context);
+        traced(span, tools::call(self, request, context)).await
     }
 
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        self.list_page(
-            request,
-            ToolSet::prompt_page,
-            ExposedPrompt::name,
-            convert::mcp_prompt,
-        )
+        traced(request_span("prompts/list", None, &context), async {
+            self.list_page(
+                request,
+                ToolSet::prompt_page,
+                ExposedPrompt::name,
+                convert::mcp_prompt,
+            )
+        })
+        .await
     }
 
     async fn get_prompt(
@@ -209,33 +220,43 @@ impl ServerHandler for WharfServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        prompts::get(self, request, context).await
+        let span = request_span("prompts/get", Some(&request.name), &context);
+        traced(span, prompts::get(self, request, context)).await
     }
 
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.list_page(
-            request,
-            ToolSet::resource_page,
-            ExposedResource::uri,
-            convert::mcp_resource,
-        )
+        traced(request_span("resources/list", None, &context), async {
+            self.list_page(
+                request,
+                ToolSet::resource_page,
+                ExposedResource::uri,
+                convert::mcp_resource,
+            )
+        })
+        .await
     }
 
     async fn list_resource_templates(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        self.list_page(
-            request,
-            ToolSet::template_page,
-            |template: &ExposedTemplate| template.template().as_str(),
-            convert::mcp_template,
+        traced(
+            request_span("resources/templates/list", None, &context),
+            async {
+                self.list_page(
+                    request,
+                    ToolSet::template_page,
+                    |template: &ExposedTemplate| template.template().as_str(),
+                    convert::mcp_template,
+                )
+            },
         )
+        .await
     }
 
     async fn read_resource(
@@ -243,7 +264,8 @@ impl ServerHandler for WharfServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        resources::read(self, request, context).await
+        let span = request_span("resources/read", Some(&request.uri), &context);
+        traced(span, resources::read(self, request, context)).await
     }
 
     #[allow(deprecated)] // legacy only; 2026-07-28 clients use listen
@@ -270,7 +292,8 @@ impl ServerHandler for WharfServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        completion::complete(self, request, &context).await
+        let span = request_span("completion/complete", None, &context);
+        traced(span, completion::complete(self, request, &context)).await
     }
 
     #[allow(deprecated)]

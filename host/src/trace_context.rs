@@ -1,6 +1,12 @@
 //! W3C Trace Context (`traceparent`), as far as Wharf reads it itself: the
 //! trace id of a request for its audit line. A leaf; a malformed value is
 //! ignored, as the W3C recommendation says (the request starts a new trace).
+//! Also the `tracing` target of the spans meant for OpenTelemetry export, so
+//! the runtime can mark its spans without importing `telemetry`.
+
+/// The `tracing` target of every span and span event meant for export
+/// (`telemetry.rs`); no other layer sees it.
+pub const SPAN_TARGET: &str = "wharf::otel";
 
 /// The trace id (32 lower-case hex digits) of a valid version-00
 /// `traceparent` (`00-TRACEID-PARENTID-FLAGS`), else `None`.

@@ -21,6 +21,7 @@ use wharf::registry::{Registry, ToolSet};
 use wharf::runtime::{CallLimits, Ceilings, Placement, Runtime, RuntimeOptions};
 use wharf::server::{ServerOptions, WharfServer};
 use wharf::stdio::{BusyPoll, DEFAULT_BUSY_POLL_US, DEFAULT_MAX_LINE_BYTES, LineTransport};
+use wharf::telemetry::Telemetry;
 use wharf::watcher::FolderWatch;
 
 use super::LOG_TARGET;
@@ -108,9 +109,21 @@ pub struct ServeArgs {
     /// The audit trail.
     #[command(flatten)]
     audit: AuditArgs,
+
+    /// Export traces and metrics over OTLP (http/protobuf) to this collector,
+    /// e.g. http://127.0.0.1:4318 (a shorthand for
+    /// OTEL_EXPORTER_OTLP_ENDPOINT; the other OTEL_* variables apply). Off
+    /// unless this or OTEL_EXPORTER_OTLP_ENDPOINT is set.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
 }
 
 impl ServeArgs {
+    /// Starts OpenTelemetry export if asked for (before logging starts).
+    pub fn telemetry(&self) -> anyhow::Result<Option<Telemetry>> {
+        Ok(Telemetry::start(self.otlp_endpoint.as_deref())?)
+    }
+
     /// Serves until stdin closes (stdio) or a shutdown signal (HTTP).
     ///
     /// Both transports serve the protocol on single-threaded runtimes, so a
@@ -120,11 +133,19 @@ impl ServeArgs {
     /// runs for longer than an epoch tick moves to a pool of workers (see
     /// [`Placement`]), which also runs start-up, reloads and other background
     /// work under HTTP.
-    pub fn run(self) -> anyhow::Result<()> {
+    pub fn run(self, telemetry: Option<Telemetry>) -> anyhow::Result<()> {
+        let served = self.serve(telemetry.as_ref());
+        if let Some(telemetry) = telemetry {
+            telemetry.shutdown();
+        }
+        served
+    }
+
+    fn serve(self, telemetry: Option<&Telemetry>) -> anyhow::Result<()> {
         let workers = multi_threaded()?;
         let placement = Placement::MoveLongCalls(workers.handle().clone());
         if self.http.address().is_some() {
-            return workers.block_on(serve(self, placement));
+            return workers.block_on(serve(self, placement, telemetry));
         }
         let mut stdio = tokio::runtime::Builder::new_current_thread();
         match BusyPoll::for_stdin(Duration::from_micros(self.stdio_busy_poll_us)) {
@@ -146,13 +167,17 @@ impl ServeArgs {
             .enable_all()
             .build()
             .context("starting the async runtime")?
-            .block_on(serve(self, placement))
+            .block_on(serve(self, placement, telemetry))
     }
 }
 
 /// Loads the folder, starts watching it, and serves the tools on the
 /// transport the arguments ask for.
-async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
+async fn serve(
+    args: ServeArgs,
+    placement: Placement,
+    telemetry: Option<&Telemetry>,
+) -> anyhow::Result<()> {
     let defaults = CallLimits {
         max_concurrent_calls: args.plugin_concurrency as usize,
         ..args.limits.call_limits()
@@ -207,6 +232,9 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
     );
     let metrics = Arc::new(Metrics::new());
     metrics.set_plugins_loaded(set.plugins().len());
+    if let Some(telemetry) = telemetry {
+        telemetry.export_metrics(&metrics);
+    }
     let registry = Arc::new(Registry::new(set));
     if let Some(watch) = watch {
         watch.spawn(folder, registry.clone(), metrics.clone(), audit.clone());

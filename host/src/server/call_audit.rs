@@ -13,6 +13,7 @@ use super::WharfServer;
 use crate::audit::{AuditLog, CallEntry, CallOutcome, millis};
 use crate::caller::Caller;
 use crate::runtime::Plugin;
+use crate::telemetry::request_span::current_trace_id;
 
 /// The header of a legacy Streamable HTTP session.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -54,7 +55,9 @@ impl WharfServer {
                     .and_then(|v| v.to_str().ok())
                     .and_then(crate::trace_context::trace_id)
             })
-            .map(str::to_string);
+            .map(str::to_string)
+            // Else the trace the request's span started (export on).
+            .or_else(current_trace_id);
         let session_id = parts
             .and_then(|p| p.headers.get(SESSION_HEADER))
             .and_then(|v| v.to_str().ok())

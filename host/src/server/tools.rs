@@ -16,7 +16,10 @@ use super::round::Round;
 use crate::audit::CallOutcome as Audited;
 use crate::client_input::Binding;
 use crate::metrics::CallOutcome;
-use crate::runtime::CallFailure;
+use crate::runtime::{CallFailure, Plugin};
+use crate::telemetry::request_span::record_tool_error;
+use crate::trace_context::SPAN_TARGET;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 /// `tools/call`.
 pub(super) async fn call(
@@ -31,6 +34,7 @@ pub(super) async fn call(
         return Err(unknown_tool(&request.name));
     };
     let plugin = tool.plugin();
+    record_plugin(plugin);
     // Dropped unfinished if the request is abandoned: counted as an error.
     let timer = server.metrics.start_call(tool.name());
     let arguments = Value::Object(request.arguments.unwrap_or_default());
@@ -38,7 +42,12 @@ pub(super) async fn call(
         audit.plugin(plugin);
         audit.arguments(&arguments);
     }
-    if let Err(problems) = tool.check_arguments(&arguments) {
+    let checked = {
+        let _span = tracing::info_span!(target: SPAN_TARGET, "validate arguments").entered();
+        tool.check_arguments(&arguments)
+    };
+    if let Err(problems) = checked {
+        record_tool_error();
         timer.finish(CallOutcome::Error);
         finish(audit, Audited::InvalidArguments, None);
         return Ok(tool_error(format!(
@@ -89,11 +98,13 @@ pub(super) async fn call(
     match outcome {
         Ok(mut output) => {
             let audited = if output.is_error {
+                record_tool_error();
                 Audited::ToolError
             } else {
                 Audited::Success
             };
             finish(audit, audited, None);
+            let _span = tracing::info_span!(target: SPAN_TARGET, "convert output").entered();
             expose_links(&set, plugin.name(), &mut output.content);
             Ok(mcp_result(output).into())
         }
@@ -109,10 +120,20 @@ pub(super) async fn call(
             ))
         }
         Err(failure) => {
+            record_tool_error();
             finish(audit, Audited::Failed, failure.limit());
             tracing::warn!(tool = tool.name(), "call failed: {failure}");
             Ok(tool_error(format!("Tool `{}` failed: {failure}", tool.name())).into())
         }
+    }
+}
+
+/// Names the plugin that serves the call, and its build, on the request span.
+fn record_plugin(plugin: &Plugin) {
+    let span = tracing::Span::current();
+    if !span.is_disabled() {
+        span.set_attribute("wharf.plugin.name", plugin.name().to_string());
+        span.set_attribute("wharf.plugin.digest", plugin.digest().hex());
     }
 }
 
