@@ -4,6 +4,8 @@
 //! [`server`], which reads the [`registry`]'s current tools and runs them through
 //! the [`runtime`]. The [`loader`] turns the plugin folder into plugins.
 
+pub mod audit;
+pub mod caller;
 pub mod client_input;
 pub mod docs;
 pub mod excerpt;
@@ -25,4 +27,6 @@ pub mod resource_watch;
 pub mod runtime;
 pub mod server;
 pub mod stdio;
+pub mod telemetry;
+pub mod trace_context;
 pub mod watcher;

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::audit::{AuditLog, PluginChange, PluginEntry};
 use crate::manifest::{self, ManifestError, Scopes};
 use crate::naming;
 use crate::oci::reference::{Reference, ReferenceError};
@@ -89,6 +90,8 @@ struct Loaded {
     plugin: Arc<Plugin>,
     naming: Naming,
     scopes: Scopes,
+    /// Argument fields its audit lines redact (`[audit] secret`).
+    secret_fields: Arc<[String]>,
 }
 
 /// What a scan did.
@@ -308,7 +311,7 @@ impl PluginFolder {
 
         for (name, path, fingerprint, result) in futures::future::join_all(jobs).await {
             match result {
-                Ok((plugin, naming, scopes)) => {
+                Ok((plugin, naming, scopes, secret_fields)) => {
                     tracing::info!(
                         plugin = plugin.name(),
                         tools = plugin.tools().len(),
@@ -324,6 +327,7 @@ impl PluginFolder {
                             plugin: Arc::new(plugin),
                             naming,
                             scopes,
+                            secret_fields: secret_fields.into(),
                         },
                     );
                     report.loaded.push(name);
@@ -438,6 +442,58 @@ impl PluginFolder {
         self.noted.insert(path.to_path_buf(), text);
     }
 
+    /// Writes the audit line of each change `report` lists: a plugin loaded
+    /// (with the digest it replaced, from `before`, the set served before
+    /// the scan), removed, or failed to load; and tells `audit` which
+    /// argument fields of each loaded plugin its call lines redact.
+    pub fn audit_scan(&self, report: &ScanReport, before: &ToolSet, audit: &AuditLog) {
+        let digest_before = |name: &str| {
+            before
+                .plugins()
+                .iter()
+                .find(|p| p.name() == name)
+                .map(|p| p.digest().hex())
+        };
+        for name in &report.loaded {
+            let Some(loaded) = self.loaded.get(name) else {
+                continue;
+            };
+            let digest = loaded.plugin.digest().hex();
+            let previous = digest_before(name);
+            let file = loaded.path.display().to_string();
+            audit.set_secret_fields(name, loaded.secret_fields.clone());
+            audit.plugin(&PluginEntry {
+                change: PluginChange::Loaded,
+                plugin: name,
+                digest: Some(&digest),
+                previous_digest: previous.as_deref(),
+                file: Some(&file),
+            });
+        }
+        for name in &report.removed {
+            audit.set_secret_fields(name, Arc::from([]));
+            let digest = digest_before(name);
+            audit.plugin(&PluginEntry {
+                change: PluginChange::Removed,
+                plugin: name,
+                digest: digest.as_deref(),
+                previous_digest: None,
+                file: None,
+            });
+        }
+        for path in &report.failed {
+            let name = path.file_stem().unwrap_or_default().to_string_lossy();
+            let file = path.display().to_string();
+            audit.plugin(&PluginEntry {
+                change: PluginChange::Failed,
+                plugin: &name,
+                digest: None,
+                previous_digest: None,
+                file: Some(&file),
+            });
+        }
+    }
+
     /// Logs a naming problem with a file unless it was logged already.
     fn report_once(&mut self, path: &Path, error: &FileError) {
         if self.failed.insert(path.to_path_buf(), None) != Some(None) {
@@ -535,7 +591,7 @@ async fn load_file(
     manifest_path: &Path,
     manifest: Option<&[u8]>,
     bytes: Vec<u8>,
-) -> Result<(Plugin, Naming, Scopes), FileError> {
+) -> Result<(Plugin, Naming, Scopes, Vec<String>), FileError> {
     let resolved = manifest::resolve_bytes(
         manifest_path,
         manifest,
@@ -560,5 +616,5 @@ async fn load_file(
             tool: tool.to_owned(),
         });
     }
-    Ok((plugin, naming, resolved.scopes))
+    Ok((plugin, naming, resolved.scopes, resolved.secret_fields))
 }

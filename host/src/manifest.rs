@@ -40,6 +40,9 @@ pub struct Manifest {
     /// The OAuth scopes a caller needs (over HTTP with `--auth-issuer`).
     #[serde(default)]
     pub auth: AuthSection,
+    /// What the audit trail must not write.
+    #[serde(default)]
+    pub audit: AuditSection,
 }
 
 /// `[auth]`: the scopes an access token must grant to see and call the
@@ -116,6 +119,16 @@ fn resolve_scopes(section: &AuthSection) -> Result<Scopes, KeyError> {
         plugin: section.scopes.clone(),
         tools: section.tools.clone(),
     })
+}
+
+/// `[audit]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AuditSection {
+    /// Argument fields (object keys, at any depth) whose values a
+    /// `--audit-arguments` line replaces with `"[redacted]"`.
+    #[serde(default)]
+    pub secret: Vec<String>,
 }
 
 /// `[names]`.
@@ -222,6 +235,8 @@ pub struct Resolved {
     pub prefix_names: bool,
     /// The scopes its tools need (`[auth]`).
     pub scopes: Scopes,
+    /// Argument fields the audit trail redacts (`[audit] secret`).
+    pub secret_fields: Vec<String>,
 }
 
 /// Reads and resolves the manifest at `path`, or returns `defaults` and no grants
@@ -263,6 +278,7 @@ pub fn resolve_bytes(
             grants: Grants::default(),
             prefix_names: true,
             scopes: Scopes::default(),
+            secret_fields: Vec::new(),
         });
     };
     let text = std::str::from_utf8(bytes).map_err(|_| ManifestError::Read {
@@ -369,7 +385,21 @@ pub fn resolve(
         },
         prefix_names: manifest.names.prefix.unwrap_or(true),
         scopes: resolve_scopes(&manifest.auth)?,
+        secret_fields: secret_fields(&manifest.audit)?,
     })
+}
+
+/// `[audit] secret`, each name checked.
+fn secret_fields(audit: &AuditSection) -> Result<Vec<String>, KeyError> {
+    for (index, name) in audit.secret.iter().enumerate() {
+        if name.is_empty() {
+            return Err((
+                format!("audit.secret[{index}]"),
+                "a field name cannot be empty".into(),
+            ));
+        }
+    }
+    Ok(audit.secret.clone())
 }
 
 fn resolve_limits(

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 /// Upper bounds (seconds) of the latency histogram buckets: from a trivial
@@ -34,7 +34,7 @@ pub enum CallOutcome {
 }
 
 /// Counters of one tool.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ToolStats {
     calls: AtomicU64,
     errors: AtomicU64,
@@ -43,9 +43,21 @@ pub struct ToolStats {
     buckets: [AtomicU64; LATENCY_BUCKETS.len() + 1],
     /// Total latency in nanoseconds.
     sum_nanos: AtomicU64,
+    /// The tool's name, for the OTLP duration histogram's attribute.
+    name: Arc<str>,
 }
 
 impl ToolStats {
+    fn new(name: &str) -> Self {
+        Self {
+            calls: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            buckets: Default::default(),
+            sum_nanos: AtomicU64::new(0),
+            name: name.into(),
+        }
+    }
+
     fn record(&self, elapsed: Duration, outcome: CallOutcome) {
         self.calls.fetch_add(1, Ordering::Relaxed);
         if outcome == CallOutcome::Error {
@@ -69,6 +81,9 @@ pub struct Metrics {
     in_flight: AtomicI64,
     plugins: AtomicU64,
     reloads: AtomicU64,
+    /// The OTLP histogram each call's duration also goes to, once OTLP
+    /// export is on (`telemetry::metrics`); unset, recording skips it.
+    otlp_duration: OnceLock<opentelemetry::metrics::Histogram<f64>>,
 }
 
 impl Metrics {
@@ -103,6 +118,36 @@ impl Metrics {
         self.reloads.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// How many plugins are loaded.
+    pub fn plugins_loaded(&self) -> u64 {
+        self.plugins.load(Ordering::Relaxed)
+    }
+
+    /// Reloads of the plugin folder so far.
+    pub fn reloads(&self) -> u64 {
+        self.reloads.load(Ordering::Relaxed)
+    }
+
+    /// Each tool's calls and errors so far: `(tool, calls, errors)`.
+    pub fn tool_counts(&self) -> Vec<(String, u64, u64)> {
+        let tools = self.tools.read().expect("metrics lock");
+        tools
+            .iter()
+            .map(|(tool, stats)| {
+                (
+                    tool.clone(),
+                    stats.calls.load(Ordering::Relaxed),
+                    stats.errors.load(Ordering::Relaxed),
+                )
+            })
+            .collect()
+    }
+
+    /// Sends each call's duration to `histogram` too (OTLP export).
+    pub fn export_durations(&self, histogram: opentelemetry::metrics::Histogram<f64>) {
+        let _ = self.otlp_duration.set(histogram);
+    }
+
     fn stats(&self, tool: &str) -> Arc<ToolStats> {
         if let Some(stats) = self.tools.read().expect("metrics lock").get(tool) {
             return stats.clone();
@@ -111,7 +156,7 @@ impl Metrics {
             .write()
             .expect("metrics lock")
             .entry(tool.to_string())
-            .or_default()
+            .or_insert_with(|| Arc::new(ToolStats::new(tool)))
             .clone()
     }
 
@@ -228,7 +273,18 @@ impl CallTimer {
 
     fn record(&mut self, outcome: CallOutcome) {
         if !std::mem::replace(&mut self.done, true) {
-            self.stats.record(self.started.elapsed(), outcome);
+            let elapsed = self.started.elapsed();
+            self.stats.record(elapsed, outcome);
+            if let Some(histogram) = self.metrics.otlp_duration.get() {
+                let mut attributes = vec![
+                    opentelemetry::KeyValue::new("mcp.method.name", "tools/call"),
+                    opentelemetry::KeyValue::new("gen_ai.tool.name", self.stats.name.clone()),
+                ];
+                if outcome == CallOutcome::Error {
+                    attributes.push(opentelemetry::KeyValue::new("error.type", "error"));
+                }
+                histogram.record(elapsed.as_secs_f64(), &attributes);
+            }
             self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
         }
     }

@@ -30,6 +30,7 @@ use rmcp::model::{LoggingLevel, SetLevelRequestParams};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
+mod call_audit;
 mod call_context;
 mod caller;
 mod completion;
@@ -47,6 +48,7 @@ mod tools;
 pub use convert::mcp_result;
 pub use events::PROGRESS_INTERVAL;
 
+use crate::audit::AuditLog;
 use crate::client_input::StateSeal;
 use crate::metrics::Metrics;
 use crate::protocol::SUPPORTED_VERSIONS;
@@ -54,6 +56,7 @@ use crate::registry::{
     ExposedPrompt, ExposedResource, ExposedTemplate, ExposedTool, Registry, ToolSet,
 };
 use crate::resource_watch::ResourceWatch;
+use crate::telemetry::{request_span, traced};
 use resources::Subscriptions;
 
 /// How often a legacy session's notification task checks that the session lives.
@@ -89,6 +92,8 @@ pub struct WharfServer {
     /// Signs 2026-07-28 `requestState` values (a random key per process, or
     /// one shared by replicas: [`WharfServer::with_state_seal`]).
     seal: Arc<StateSeal>,
+    /// Where each tool call is recorded (`--audit-log`), if anywhere.
+    audit: Option<Arc<AuditLog>>,
 }
 
 /// What a legacy session set for itself.
@@ -111,6 +116,7 @@ impl WharfServer {
             metrics: Arc::default(),
             session: Arc::default(),
             seal: Arc::new(StateSeal::random()),
+            audit: None,
         }
     }
 
@@ -137,6 +143,12 @@ impl WharfServer {
         self
     }
 
+    /// Writes a line per tool call to `audit`.
+    pub fn with_audit(mut self, audit: Arc<AuditLog>) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
     fn list_ttl_ms(&self) -> u64 {
         self.options.list_ttl.as_millis() as u64
     }
@@ -153,9 +165,12 @@ impl ServerHandler for WharfServer {
 
     async fn discover(
         &self,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, McpError> {
-        Ok(discovery::discover(self.registry.snapshot().digest()))
+        traced(request_span("server/discover", None, &context), async {
+            Ok(discovery::discover(self.registry.snapshot().digest()))
+        })
+        .await
     }
 
     fn accepted_subscription_filter(
@@ -178,20 +193,23 @@ impl ServerHandler for WharfServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        // A caller with a token sees only the tools its scopes allow; such a
-        // page is the caller's own, not cacheable by others.
-        let caller = caller::caller_of(&context);
-        let mut page: ListToolsResult = self.list_page(
-            request,
-            ToolSet::page,
-            ExposedTool::name,
-            convert::mcp_tool,
-            |_, tool| caller::may_use(caller.as_ref(), tool.scopes()),
-        )?;
-        if caller.is_some() {
-            page.cache_scope = Some(rmcp::model::CacheScope::Private);
-        }
-        Ok(page)
+        traced(request_span("tools/list", None, &context), async {
+            // A caller with a token sees only the tools its scopes allow; such a
+            // page is the caller's own, not cacheable by others.
+            let caller = caller::caller_of(&context);
+            let mut page: ListToolsResult = self.list_page(
+                request,
+                ToolSet::page,
+                ExposedTool::name,
+                convert::mcp_tool,
+                |_, tool| caller::may_use(caller.as_ref(), tool.scopes()),
+            )?;
+            if caller.is_some() {
+                page.cache_scope = Some(rmcp::model::CacheScope::Private);
+            }
+            Ok(page)
+        })
+        .await
     }
 
     async fn call_tool(
@@ -199,7 +217,8 @@ impl ServerHandler for WharfServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        tools::call(self, request, context).await
+        let span = request_span("tools/call", Some(&request.name), &context);
+        traced(span, tools::call(self, request, context)).await
     }
 
     async fn list_prompts(
@@ -207,20 +226,23 @@ impl ServerHandler for WharfServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let caller = caller::caller_of(&context);
-        let mut page: ListPromptsResult = self.list_page(
-            request,
-            ToolSet::prompt_page,
-            ExposedPrompt::name,
-            convert::mcp_prompt,
-            |set, prompt| {
-                caller::may_use(caller.as_ref(), set.plugin_scopes(prompt.plugin().name()))
-            },
-        )?;
-        if caller.is_some() {
-            page.cache_scope = Some(rmcp::model::CacheScope::Private);
-        }
-        Ok(page)
+        traced(request_span("prompts/list", None, &context), async {
+            let caller = caller::caller_of(&context);
+            let mut page: ListPromptsResult = self.list_page(
+                request,
+                ToolSet::prompt_page,
+                ExposedPrompt::name,
+                convert::mcp_prompt,
+                |set, prompt| {
+                    caller::may_use(caller.as_ref(), set.plugin_scopes(prompt.plugin().name()))
+                },
+            )?;
+            if caller.is_some() {
+                page.cache_scope = Some(rmcp::model::CacheScope::Private);
+            }
+            Ok(page)
+        })
+        .await
     }
 
     async fn get_prompt(
@@ -228,7 +250,8 @@ impl ServerHandler for WharfServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        prompts::get(self, request, context).await
+        let span = request_span("prompts/get", Some(&request.name), &context);
+        traced(span, prompts::get(self, request, context)).await
     }
 
     async fn list_resources(
@@ -236,20 +259,23 @@ impl ServerHandler for WharfServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let caller = caller::caller_of(&context);
-        let mut page: ListResourcesResult = self.list_page(
-            request,
-            ToolSet::resource_page,
-            ExposedResource::uri,
-            convert::mcp_resource,
-            |set, resource| {
-                caller::may_use(caller.as_ref(), set.plugin_scopes(resource.plugin().name()))
-            },
-        )?;
-        if caller.is_some() {
-            page.cache_scope = Some(rmcp::model::CacheScope::Private);
-        }
-        Ok(page)
+        traced(request_span("resources/list", None, &context), async {
+            let caller = caller::caller_of(&context);
+            let mut page: ListResourcesResult = self.list_page(
+                request,
+                ToolSet::resource_page,
+                ExposedResource::uri,
+                convert::mcp_resource,
+                |set, resource| {
+                    caller::may_use(caller.as_ref(), set.plugin_scopes(resource.plugin().name()))
+                },
+            )?;
+            if caller.is_some() {
+                page.cache_scope = Some(rmcp::model::CacheScope::Private);
+            }
+            Ok(page)
+        })
+        .await
     }
 
     async fn list_resource_templates(
@@ -257,20 +283,23 @@ impl ServerHandler for WharfServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let caller = caller::caller_of(&context);
-        let mut page: ListResourceTemplatesResult = self.list_page(
-            request,
-            ToolSet::template_page,
-            |template: &ExposedTemplate| template.template().as_str(),
-            convert::mcp_template,
-            |set, template| {
-                caller::may_use(caller.as_ref(), set.plugin_scopes(template.plugin().name()))
-            },
-        )?;
-        if caller.is_some() {
-            page.cache_scope = Some(rmcp::model::CacheScope::Private);
-        }
-        Ok(page)
+        traced(request_span("resources/templates/list", None, &context), async {
+            let caller = caller::caller_of(&context);
+            let mut page: ListResourceTemplatesResult = self.list_page(
+                request,
+                ToolSet::template_page,
+                |template: &ExposedTemplate| template.template().as_str(),
+                convert::mcp_template,
+                |set, template| {
+                    caller::may_use(caller.as_ref(), set.plugin_scopes(template.plugin().name()))
+                },
+            )?;
+            if caller.is_some() {
+                page.cache_scope = Some(rmcp::model::CacheScope::Private);
+            }
+            Ok(page)
+        })
+        .await
     }
 
     async fn read_resource(
@@ -278,7 +307,8 @@ impl ServerHandler for WharfServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        resources::read(self, request, context).await
+        let span = request_span("resources/read", Some(&request.uri), &context);
+        traced(span, resources::read(self, request, context)).await
     }
 
     #[allow(deprecated)] // legacy only; 2026-07-28 clients use listen
@@ -305,7 +335,8 @@ impl ServerHandler for WharfServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        completion::complete(self, request, &context).await
+        let span = request_span("completion/complete", None, &context);
+        traced(span, completion::complete(self, request, &context)).await
     }
 
     #[allow(deprecated)]

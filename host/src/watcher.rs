@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use notify::Event;
 use tokio::sync::mpsc;
 
+use crate::audit::AuditLog;
 use crate::loader::PluginFolder;
 use crate::metrics::Metrics;
 use crate::registry::Registry;
@@ -78,17 +79,25 @@ impl FolderWatch {
         })
     }
 
-    /// Keeps the registry in step with `folder` until the process ends.
+    /// Keeps the registry in step with `folder` until the process ends,
+    /// writing each plugin change to `audit` if there is one.
     pub fn spawn(
         self,
         folder: PluginFolder,
         registry: Arc<Registry>,
         metrics: Arc<Metrics>,
+        audit: Option<Arc<AuditLog>>,
     ) -> tokio::task::JoinHandle<()> {
-        tokio::spawn(self.run(folder, registry, metrics))
+        tokio::spawn(self.run(folder, registry, metrics, audit))
     }
 
-    async fn run(self, mut plugins: PluginFolder, registry: Arc<Registry>, metrics: Arc<Metrics>) {
+    async fn run(
+        self,
+        mut plugins: PluginFolder,
+        registry: Arc<Registry>,
+        metrics: Arc<Metrics>,
+        audit: Option<Arc<AuditLog>>,
+    ) {
         // Owned by the task: dropping the watch would stop the events.
         let Self {
             mut folder,
@@ -149,6 +158,9 @@ impl FolderWatch {
                     last_error = None;
                     if !report.deferred.is_empty() {
                         recheck = Some(Instant::now() + DEBOUNCE.max(SETTLE / 3));
+                    }
+                    if let Some(audit) = &audit {
+                        plugins.audit_scan(&report, &registry.snapshot(), audit);
                     }
                     if report.changed() {
                         let set = plugins.tool_set();

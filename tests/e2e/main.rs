@@ -5,6 +5,7 @@
 //! `target/test-plugins`); `cargo xtask test` builds them first.
 
 mod arguments;
+mod audit;
 mod busy_poll;
 mod chaos;
 mod client_input;
@@ -23,6 +24,7 @@ mod modern;
 mod naming;
 mod oauth;
 mod oci;
+mod otlp_receiver;
 mod plain;
 mod primitives;
 mod prompts;
@@ -32,3 +34,4 @@ mod replicas;
 mod resources;
 mod sandbox;
 mod stdio_ids;
+mod telemetry;

@@ -10,6 +10,7 @@
 //!
 //! A new subcommand is one more file here and one more arm of [`Command`].
 
+mod audit;
 mod cache;
 mod call;
 mod embed_docs;
@@ -66,10 +67,15 @@ enum Command {
 impl Cli {
     /// Prepares the process (logging, memory policy) and runs the subcommand.
     pub fn run(self) -> anyhow::Result<()> {
-        process::init_logging();
+        // Export starts before logging, whose subscriber carries its layer.
+        let telemetry = match &self.command {
+            Command::Serve(args) => args.telemetry()?,
+            _ => None,
+        };
+        process::init_logging(telemetry.as_ref());
         process::no_transparent_huge_pages();
         match self.command {
-            Command::Serve(args) => (*args).run(),
+            Command::Serve(args) => (*args).run(telemetry),
             Command::Inspect(args) => args.run(),
             Command::Call(args) => args.run(),
             Command::EmbedDocs(args) => args.run(),

@@ -2,19 +2,33 @@
 //! no transparent huge pages, the async runtime, and the shutdown signals.
 
 use anyhow::Context;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer as _};
+use wharf::telemetry::{SPAN_TARGET, Telemetry};
 
 use super::LOG_TARGET;
 
 /// Logs go to stderr only: stdout is the stdio transport. `WHARF_LOG` takes
-/// tracing's filter syntax (for example `wharf=debug`).
-pub fn init_logging() {
+/// tracing's filter syntax (for example `wharf=debug`). The spans meant for
+/// OpenTelemetry ([`SPAN_TARGET`]) never reach the log, and reach the
+/// exporter only when `telemetry` is on: off, no layer wants them and they
+/// cost a cached check each.
+pub fn init_logging(telemetry: Option<&Telemetry>) {
     let filter =
         EnvFilter::try_from_env("WHARF_LOG").unwrap_or_else(|_| EnvFilter::new("wharf=info,warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let filter = filter.add_directive(
+        format!("{SPAN_TARGET}=off")
+            .parse()
+            .expect("a valid directive"),
+    );
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
+        .with_filter(filter);
+    tracing_subscriber::registry()
+        .with(log)
+        .with(telemetry.map(|telemetry| telemetry.layer()))
         .init();
 }
 

@@ -11,19 +11,22 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use wharf::audit::AuditLog;
 use wharf::client_input::StateSeal;
 use wharf::http::{HttpOptions, ServiceStatus};
 use wharf::json_values::DEFAULT_MAX_JSON_VALUES;
 use wharf::loader::{AllSettled, PluginFolder};
 use wharf::metrics::Metrics;
 use wharf::protocol::SUPPORTED_VERSIONS;
-use wharf::registry::Registry;
+use wharf::registry::{Registry, ToolSet};
 use wharf::runtime::{CallLimits, Ceilings, Placement, Runtime, RuntimeOptions};
 use wharf::server::{ServerOptions, WharfServer};
 use wharf::stdio::{BusyPoll, DEFAULT_BUSY_POLL_US, DEFAULT_MAX_LINE_BYTES, LineTransport};
+use wharf::telemetry::Telemetry;
 use wharf::watcher::FolderWatch;
 
 use super::LOG_TARGET;
+use super::audit::AuditArgs;
 use super::cache::CacheArgs;
 use super::http::HttpArgs;
 use super::limits::LimitArgs;
@@ -116,9 +119,25 @@ pub struct ServeArgs {
     /// Streamable HTTP instead of stdio, and its settings.
     #[command(flatten)]
     http: HttpArgs,
+
+    /// The audit trail.
+    #[command(flatten)]
+    audit: AuditArgs,
+
+    /// Export traces and metrics over OTLP (http/protobuf) to this collector,
+    /// e.g. http://127.0.0.1:4318 (a shorthand for
+    /// OTEL_EXPORTER_OTLP_ENDPOINT; the other OTEL_* variables apply). Off
+    /// unless this or OTEL_EXPORTER_OTLP_ENDPOINT is set.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
 }
 
 impl ServeArgs {
+    /// Starts OpenTelemetry export if asked for (before logging starts).
+    pub fn telemetry(&self) -> anyhow::Result<Option<Telemetry>> {
+        Ok(Telemetry::start(self.otlp_endpoint.as_deref())?)
+    }
+
     /// Serves until stdin closes (stdio) or a shutdown signal (HTTP).
     ///
     /// Both transports serve the protocol on single-threaded runtimes, so a
@@ -128,11 +147,19 @@ impl ServeArgs {
     /// runs for longer than an epoch tick moves to a pool of workers (see
     /// [`Placement`]), which also runs start-up, reloads and other background
     /// work under HTTP.
-    pub fn run(self) -> anyhow::Result<()> {
+    pub fn run(self, telemetry: Option<Telemetry>) -> anyhow::Result<()> {
+        let served = self.serve(telemetry.as_ref());
+        if let Some(telemetry) = telemetry {
+            telemetry.shutdown();
+        }
+        served
+    }
+
+    fn serve(self, telemetry: Option<&Telemetry>) -> anyhow::Result<()> {
         let workers = multi_threaded()?;
         let placement = Placement::MoveLongCalls(workers.handle().clone());
         if self.http.address().is_some() {
-            return workers.block_on(serve(self, placement));
+            return workers.block_on(serve(self, placement, telemetry));
         }
         let mut stdio = tokio::runtime::Builder::new_current_thread();
         match BusyPoll::for_stdin(Duration::from_micros(self.stdio_busy_poll_us)) {
@@ -154,13 +181,17 @@ impl ServeArgs {
             .enable_all()
             .build()
             .context("starting the async runtime")?
-            .block_on(serve(self, placement))
+            .block_on(serve(self, placement, telemetry))
     }
 }
 
 /// Loads the folder, starts watching it, and serves the tools on the
 /// transport the arguments ask for.
-async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
+async fn serve(
+    args: ServeArgs,
+    placement: Placement,
+    telemetry: Option<&Telemetry>,
+) -> anyhow::Result<()> {
     let defaults = CallLimits {
         max_concurrent_calls: args.plugin_concurrency as usize,
         ..args.limits.call_limits()
@@ -191,6 +222,10 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
         quick_compile: !args.no_quick_compile,
         ..RuntimeOptions::default()
     })?);
+    let audit = match args.audit.settings() {
+        Some(settings) => Some(Arc::new(AuditLog::open(&settings)?)),
+        None => None,
+    };
     let pooled = runtime.is_pooled();
     let started = std::time::Instant::now();
     // Watch before the first scan, so nothing written meanwhile is missed.
@@ -205,7 +240,10 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
     if args.oci.require_signed() {
         folder = folder.require_signed(args.oci.policy()?);
     }
-    folder.scan(&AllSettled).await?;
+    let report = folder.scan(&AllSettled).await?;
+    if let Some(audit) = &audit {
+        folder.audit_scan(&report, &ToolSet::default(), audit);
+    }
     let set = folder.tool_set();
     tracing::info!(
         target: LOG_TARGET,
@@ -219,9 +257,12 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
     );
     let metrics = Arc::new(Metrics::new());
     metrics.set_plugins_loaded(set.plugins().len());
+    if let Some(telemetry) = telemetry {
+        telemetry.export_metrics(&metrics);
+    }
     let registry = Arc::new(Registry::new(set));
     if let Some(watch) = watch {
-        watch.spawn(folder, registry.clone(), metrics.clone());
+        watch.spawn(folder, registry.clone(), metrics.clone(), audit.clone());
     }
     let mut server = WharfServer::new(
         registry.clone(),
@@ -234,6 +275,9 @@ async fn serve(args: ServeArgs, placement: Placement) -> anyhow::Result<()> {
     let shared_key = seal.is_some();
     if let Some(seal) = seal {
         server = server.with_state_seal(seal);
+    }
+    if let Some(audit) = audit {
+        server = server.with_audit(audit);
     }
 
     if let Some(addr) = args.http.address() {

@@ -31,6 +31,7 @@ use super::streams::{self, StreamSlots};
 use super::{
     HttpOptions, MCP_PATH, auth, coalesce, deadline, envelope, origin, protected, session,
 };
+use crate::caller::Caller;
 
 /// The liveness probe's path.
 pub const HEALTHZ_PATH: &str = "/healthz";
@@ -112,7 +113,7 @@ where
 }
 
 /// The response to `request`: a refusal, or what `inner` answers.
-async fn pass<S>(state: &GateState, mut inner: S, request: Request) -> Response
+async fn pass<S>(state: &GateState, mut inner: S, mut request: Request) -> Response
 where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
@@ -126,10 +127,12 @@ where
         return answer(inner.call(request).await);
     }
     let mut request = request;
-    if let Some(token) = &options.token
-        && let Some(refusal) = auth::refusal(token, &request)
-    {
-        return refusal;
+    if let Some(token) = &options.token {
+        if let Some(refusal) = auth::refusal(token, &request) {
+            return refusal;
+        }
+        // For the audit trail: who was let in (rmcp passes the extensions on).
+        request.extensions_mut().insert(Caller::static_token());
     }
     deadline::bound(options.request_timeout, async {
         // Inside the time limit: checking a token may fetch the issuer's keys.

@@ -146,6 +146,28 @@ fn malformed_scopes_are_named() {
 }
 
 #[test]
+fn secret_argument_fields_are_listed_for_the_audit_trail() {
+    let resolved = resolve_in(
+        Path::new("/"),
+        "[audit]\nsecret = [\"password\", \"token\"]\n",
+    );
+    assert_eq!(resolved.unwrap().secret_fields, ["password", "token"]);
+    assert_eq!(
+        resolve_in(Path::new("/"), "[audit]\nsecret = [\"ok\", \"\"]\n").unwrap_err(),
+        (
+            "audit.secret[1]".to_string(),
+            "a field name cannot be empty".to_string()
+        )
+    );
+    assert!(
+        resolve_in(Path::new("/"), "")
+            .unwrap()
+            .secret_fields
+            .is_empty()
+    );
+}
+
+#[test]
 fn unknown_keys_are_named() {
     assert_eq!(
         parse_err("[limits]\nmemory-mb = 3\n"),
@@ -156,7 +178,7 @@ fn unknown_keys_are_named() {
     assert_eq!(
         parse_err("[network]\n"),
         "invalid manifest /plugins/demo.toml, key `network`: unknown field `network`, \
-         expected one of `limits`, `dir`, `http`, `env`, `config`, `names`, `auth` (line 1)"
+         expected one of `limits`, `dir`, `http`, `env`, `config`, `names`, `auth`, `audit` (line 1)"
     );
     assert_eq!(
         parse_err("[names]\nprefixed = false\n"),

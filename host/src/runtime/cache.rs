@@ -34,7 +34,8 @@ impl ContentHash {
         Self(Sha256::digest(bytes).into())
     }
 
-    /// The hash in lowercase hexadecimal.
+    /// The hash in lower-case hexadecimal (the name of its cache entry, and
+    /// the plugin digest in audit lines and trace attributes).
     pub fn hex(&self) -> String {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
     }

@@ -39,15 +39,16 @@ impl Compiled {
 /// if the runtime serves quick compiles, Winch's, from its own cache or
 /// compiled now (and cached: a server stopped before the optimised code was
 /// ready starts as fast next time); else Cranelift's, compiled now and cached.
+/// `hash` is the SHA-256 of `bytes`, which the caller keeps too.
 pub(crate) async fn compile(
     compilers: &Arc<Compilers>,
     functions: &Arc<FunctionCache>,
     bytes: Vec<u8>,
+    hash: ContentHash,
 ) -> Result<Compiled, LoadError> {
     let compilers = compilers.clone();
     let functions = functions.clone();
     tokio::task::spawn_blocking(move || {
-        let hash = ContentHash::of(&bytes);
         let optimized = &compilers.optimized;
         if let Some(component) = optimized.shared.get(&hash) {
             tracing::debug!("compiled component shared with a plugin of the same bytes");

@@ -68,6 +68,34 @@ pub enum CallFailure {
     Setup(String),
 }
 
+impl CallFailure {
+    /// The limit that stopped the call, if one did, by the name of its
+    /// setting (`runtime/limits.rs`): `timeout`, `memory`, `fuel`,
+    /// `output-size`, `arguments-size`, `plugin-concurrency`,
+    /// `server-concurrency`. For audit lines and trace attributes.
+    pub fn limit(&self) -> Option<&'static str> {
+        match self {
+            Self::Timeout(_) => Some("timeout"),
+            Self::OutOfMemory(_) => Some("memory"),
+            Self::OutOfFuel(_) => Some("fuel"),
+            Self::OutputTooLarge { .. } => Some("output-size"),
+            Self::ArgumentsTooLarge { .. } => Some("arguments-size"),
+            Self::PluginBusy(_) => Some("plugin-concurrency"),
+            Self::ServerBusy(_) => Some("server-concurrency"),
+            Self::UnknownTool(_)
+            | Self::UnknownPrompt(_)
+            | Self::UnknownResource(_)
+            | Self::InvalidArguments(_)
+            | Self::Failed(_)
+            | Self::Cancelled
+            | Self::Crashed(_)
+            | Self::HostDenied(_)
+            | Self::SocketDenied(_)
+            | Self::Setup(_) => None,
+        }
+    }
+}
+
 /// Why the guest was interrupted, recorded by the epoch callback.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Interrupt {
@@ -148,4 +176,38 @@ fn skipped_list(skipped: &[SkippedFunction]) -> String {
         .map(|s| format!("`{}`: {}", s.function, s.reason))
         .collect();
     format!(" (skipped: {})", list.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::CallFailure;
+
+    #[test]
+    fn a_failure_names_the_limit_that_stopped_the_call() {
+        let cases = [
+            (
+                CallFailure::Timeout(Duration::from_secs(1)),
+                Some("timeout"),
+            ),
+            (CallFailure::OutOfMemory(1), Some("memory")),
+            (CallFailure::OutOfFuel(1), Some("fuel")),
+            (
+                CallFailure::OutputTooLarge { size: 2, limit: 1 },
+                Some("output-size"),
+            ),
+            (
+                CallFailure::ArgumentsTooLarge { limit: 1 },
+                Some("arguments-size"),
+            ),
+            (CallFailure::PluginBusy(1), Some("plugin-concurrency")),
+            (CallFailure::ServerBusy(1), Some("server-concurrency")),
+            (CallFailure::Crashed("trap".into()), None),
+            (CallFailure::Cancelled, None),
+        ];
+        for (failure, limit) in cases {
+            assert_eq!(failure.limit(), limit, "{failure}");
+        }
+    }
 }

@@ -154,14 +154,22 @@ pub(crate) struct OutboundHttp {
     allow: std::sync::Arc<HostAllowList>,
     /// `host[:port]` of every refused request, in order.
     pub(crate) denied: Vec<String>,
+    /// The call's W3C `traceparent`, added to each allowed request that has
+    /// none (OpenTelemetry export on).
+    pub(crate) traceparent: Option<std::sync::Arc<str>>,
 }
 
 impl OutboundHttp {
-    pub(crate) fn new(plugin: std::sync::Arc<str>, allow: std::sync::Arc<HostAllowList>) -> Self {
+    pub(crate) fn new(
+        plugin: std::sync::Arc<str>,
+        allow: std::sync::Arc<HostAllowList>,
+        traceparent: Option<std::sync::Arc<str>>,
+    ) -> Self {
         Self {
             plugin,
             allow,
             denied: Vec::new(),
+            traceparent,
         }
     }
 }
@@ -174,11 +182,16 @@ type SendResult = wasmtime_wasi_http::Result<(
 impl WasiHttpHooks for OutboundHttp {
     fn send_request(
         &mut self,
-        request: http::Request<WasiBody>,
+        mut request: http::Request<WasiBody>,
         options: Option<RequestOptions>,
         fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
     ) -> Box<dyn Future<Output = SendResult> + Send> {
         if self.allow.allows(request.uri()) {
+            if let Some(traceparent) = &self.traceparent
+                && let Ok(value) = http::HeaderValue::from_str(traceparent)
+            {
+                request.headers_mut().entry("traceparent").or_insert(value);
+            }
             return wasmtime_wasi_http::default_hooks().send_request(request, options, fut);
         }
         let target = request

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use wasmtime::Engine;
 
 use super::admission::CallSlots;
+use super::cache::ContentHash;
 use super::code::{CodeMaker, Tier};
 use super::compile::compile;
 use super::engine::{Compilers, Metering};
@@ -194,7 +195,8 @@ impl Runtime {
             .compilers_for(&limits)
             .await
             .map_err(|e| LoadError::Compile(e.to_string()))?;
-        let mut compiled = compile(&compilers, &self.functions, bytes).await?;
+        let digest = ContentHash::of(&bytes);
+        let mut compiled = compile(&compilers, &self.functions, bytes, digest).await?;
         let tier = compiled.tier();
         let name: Arc<str> = name.into();
         let sandbox = Arc::new(Sandbox::new(limits, grants));
@@ -218,6 +220,7 @@ impl Runtime {
             .collect();
         let plugin = Plugin::open(PluginParts {
             name: name.clone(),
+            digest,
             sandbox: sandbox.clone(),
             code: made.code,
             skipped: made.skipped,

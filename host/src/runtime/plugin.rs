@@ -11,6 +11,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 
 use super::admission::CallSlots;
+use super::cache::ContentHash;
 use super::code::{Code, Exports, Tier};
 use super::failure::{LoadError, SkippedFunction};
 use super::grants::Grants;
@@ -39,6 +40,8 @@ pub enum PluginKind {
 /// A compiled plugin, ready to be instantiated for each call.
 pub struct Plugin {
     name: Arc<str>,
+    /// The SHA-256 of the component file it was compiled from.
+    digest: ContentHash,
     pub(super) sandbox: Arc<Sandbox>,
     kind: PluginKind,
     /// Its compiled component and spare instance; replaced by the optimised
@@ -68,6 +71,7 @@ pub struct Plugin {
 /// `load::Runtime::load_with`).
 pub(super) struct PluginParts {
     pub(super) name: Arc<str>,
+    pub(super) digest: ContentHash,
     pub(super) sandbox: Arc<Sandbox>,
     pub(super) code: Code,
     pub(super) skipped: Vec<SkippedFunction>,
@@ -103,6 +107,7 @@ impl Plugin {
         let max_concurrent_calls = parts.sandbox.limits.max_concurrent_calls;
         let mut plugin = Plugin {
             name: parts.name,
+            digest: parts.digest,
             sandbox: parts.sandbox,
             kind,
             code: Arc::new(ArcSwap::from_pointee(parts.code)),
@@ -131,6 +136,12 @@ impl Plugin {
                 .map_err(LoadError::ListResources)?;
         }
         Ok(plugin)
+    }
+
+    /// The SHA-256 of the component file it was compiled from: which build
+    /// of the plugin answered a call (audit lines, trace attributes).
+    pub fn digest(&self) -> ContentHash {
+        self.digest
     }
 
     /// The plugin's name (from its file name).

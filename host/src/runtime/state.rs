@@ -20,6 +20,7 @@ use super::http::{HostAllowList, OutboundHttp};
 use super::input::{CallClock, InputBroker, InputOutcome, InputRequest, MAX_KEY_BYTES};
 use super::limits::{CallLimits, MAX_WASM_STACK, MemoryCap};
 use super::placement::EpochTicks;
+use crate::trace_context::SPAN_TARGET;
 
 /// Something a plugin reported during a call, for the layer above to forward.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +46,19 @@ pub struct CallContext {
     /// Answers the plugin's questions to the client; without one, every
     /// question is `unsupported`.
     pub input: Option<Arc<dyn InputBroker>>,
+    /// The call's place in a distributed trace, when traces are exported.
+    pub trace: CallTrace,
+}
+
+/// Where a call sits in a distributed trace (OpenTelemetry export on):
+/// its plugin's log lines become events of `span`, and its outbound HTTP
+/// requests carry `traceparent`, so the trace goes on into the services the
+/// plugin uses. Empty when export is off.
+#[derive(Clone, Debug, Default)]
+pub struct CallTrace {
+    pub span: Option<tracing::Span>,
+    /// A W3C `traceparent` header value.
+    pub traceparent: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -53,6 +67,7 @@ impl std::fmt::Debug for CallContext {
             .field("cancel", &self.cancel)
             .field("events", &self.events)
             .field("input", &self.input.is_some())
+            .field("trace", &self.trace)
             .finish()
     }
 }
@@ -174,7 +189,11 @@ impl HostState {
             wasi: builder.build(),
             table: ResourceTable::new(),
             http: WasiHttpCtx::new(),
-            outbound: OutboundHttp::new(plugin.clone(), sandbox.http.clone()),
+            outbound: OutboundHttp::new(
+                plugin.clone(),
+                sandbox.http.clone(),
+                call.trace.traceparent.clone(),
+            ),
             limits: MemoryCap::new(limits.memory_bytes),
             plugin,
             sandbox,
@@ -247,6 +266,7 @@ impl HostState {
     /// the `started_in` the instance's start-up took, as a call that made its
     /// own instance would.
     pub(crate) fn begin_call(&mut self, call: CallContext, started_in: Duration) {
+        self.outbound.traceparent = call.trace.traceparent.clone();
         self.call = call;
         let timeout = self.sandbox.limits.timeout.saturating_sub(started_in);
         self.clock = Arc::new(CallClock::new(timeout));
@@ -257,6 +277,7 @@ impl HostState {
     /// broker), so the caller sees the call end before the store is dropped.
     pub(crate) fn end_call(&mut self) {
         self.call = CallContext::default();
+        self.outbound.traceparent = None;
     }
 
     /// The token that cancels this call.
@@ -322,6 +343,15 @@ impl host::Host for HostState {
             LogLevel::Warning => tracing::warn!(plugin, "{message}"),
             _ => tracing::error!(plugin, "{message}"),
         }
+        if let Some(span) = &self.call.trace.span {
+            tracing::event!(
+                target: SPAN_TARGET,
+                parent: span,
+                tracing::Level::INFO,
+                { log.severity = level_name(level) },
+                "{message}"
+            );
+        }
         if let Some(events) = &self.call.events {
             let _ = events.send(CallEvent::Log { level, message });
         }
@@ -380,3 +410,17 @@ impl host::Host for HostState {
 }
 
 impl super::bindings::wharf::plugin::types::Host for HostState {}
+
+/// A plugin log level's name (as MCP and syslog spell it), for span events.
+fn level_name(level: LogLevel) -> &'static str {
+    match level {
+        LogLevel::Debug => "debug",
+        LogLevel::Info => "info",
+        LogLevel::Notice => "notice",
+        LogLevel::Warning => "warning",
+        LogLevel::Error => "error",
+        LogLevel::Critical => "critical",
+        LogLevel::Alert => "alert",
+        LogLevel::Emergency => "emergency",
+    }
+}

@@ -12,7 +12,8 @@ use tokio::task::JoinHandle;
 use super::WharfServer;
 use super::events::{EventRoute, forward_events};
 use super::logging::wanted_log_level;
-use crate::runtime::{CallContext, InputBroker};
+use crate::runtime::{CallContext, CallTrace, InputBroker};
+use crate::telemetry::request_span::current_traceparent;
 
 impl WharfServer {
     /// The context a plugin runs a request in: the request's cancellation, and
@@ -44,6 +45,7 @@ impl WharfServer {
             cancel: context.ct.clone(),
             events,
             input: None,
+            trace: call_trace(),
         };
         (call, forwarder)
     }
@@ -70,5 +72,17 @@ impl WharfServer {
             let _ = forwarder.await;
         }
         outcome
+    }
+}
+
+/// The call's place in the request's trace, when traces are exported.
+fn call_trace() -> CallTrace {
+    let span = tracing::Span::current();
+    if span.is_disabled() {
+        return CallTrace::default();
+    }
+    CallTrace {
+        traceparent: current_traceparent().map(Into::into),
+        span: Some(span),
     }
 }

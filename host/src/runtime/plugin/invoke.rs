@@ -18,6 +18,7 @@
 //! ([`Plugin::check_output_size`]).
 
 use futures::future::BoxFuture;
+use tracing::Instrument as _;
 use wasmtime::Store;
 use wasmtime::component::Instance;
 
@@ -28,6 +29,7 @@ use crate::runtime::code::{Code, Exports};
 use crate::runtime::failure::CallFailure;
 use crate::runtime::guard::{Guarded, guarded, guarded_by_clock};
 use crate::runtime::state::{CallContext, HostState};
+use crate::trace_context::SPAN_TARGET;
 
 /// How a request is admitted, timed and ended: what differs between a
 /// client's request and a listing at load.
@@ -113,7 +115,11 @@ impl Plugin {
         let _admitted = self.admit(request).await?;
         let code = self.code.load_full();
         let found = find(&code.exports)?;
-        let (mut store, instance) = self.fresh_instance(&code, ctx).await?;
+        let traced = matches!(request, Request::Call(_));
+        let (mut store, instance) = self
+            .fresh_instance(&code, ctx)
+            .instrument(self.phase_span(traced, "instantiate"))
+            .await?;
         let bound = found
             .bind(&mut store, &instance)
             .map_err(|e| CallFailure::Setup(format!("{e:#}")))?;
@@ -138,8 +144,24 @@ impl Plugin {
                     }
                 })
             })
+            .instrument(self.phase_span(traced, "guest call"))
             .await;
         self.conclude(store, outcome)
+    }
+
+    /// The span of one phase of a client's request (`traced`), a child of
+    /// the request's; none for a listing at load. Disabled, at the cost of a
+    /// cached check, unless traces are exported.
+    fn phase_span(&self, traced: bool, phase: &'static str) -> tracing::Span {
+        if !traced {
+            return tracing::Span::none();
+        }
+        tracing::info_span!(
+            target: SPAN_TARGET,
+            "wharf.phase",
+            "otel.name" = phase,
+            "wharf.plugin.name" = &*self.name,
+        )
     }
 
     /// A place in this plugin's and the server's concurrency limits for a
