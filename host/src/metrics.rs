@@ -84,6 +84,24 @@ pub struct Metrics {
     /// The OTLP histogram each call's duration also goes to, once OTLP
     /// export is on (`telemetry::metrics`); unset, recording skips it.
     otlp_duration: OnceLock<opentelemetry::metrics::Histogram<f64>>,
+    /// Gauges read when rendered, from parts this module does not know (the
+    /// runtime's instance pool): registered by whoever wires the server.
+    gauges: RwLock<Vec<ReadGauge>>,
+}
+
+/// A gauge whose value is read at render time.
+struct ReadGauge {
+    name: &'static str,
+    help: &'static str,
+    read: Box<dyn Fn() -> Option<f64> + Send + Sync>,
+}
+
+impl std::fmt::Debug for ReadGauge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadGauge")
+            .field("name", &self.name)
+            .finish()
+    }
 }
 
 impl Metrics {
@@ -146,6 +164,21 @@ impl Metrics {
     /// Sends each call's duration to `histogram` too (OTLP export).
     pub fn export_durations(&self, histogram: opentelemetry::metrics::Histogram<f64>) {
         let _ = self.otlp_duration.set(histogram);
+    }
+
+    /// Adds a gauge whose value `read` gives when the metrics are rendered
+    /// (left out of a rendering where it gives `None`).
+    pub fn register_gauge(
+        &self,
+        name: &'static str,
+        help: &'static str,
+        read: impl Fn() -> Option<f64> + Send + Sync + 'static,
+    ) {
+        self.gauges.write().expect("metrics lock").push(ReadGauge {
+            name,
+            help,
+            read: Box::new(read),
+        });
     }
 
     fn stats(&self, tool: &str) -> Arc<ToolStats> {
@@ -247,6 +280,12 @@ impl Metrics {
             "wharf_reloads_total {}",
             self.reloads.load(Ordering::Relaxed)
         );
+        for gauge in self.gauges.read().expect("metrics lock").iter() {
+            if let Some(value) = (gauge.read)() {
+                family(&mut out, gauge.name, "gauge", gauge.help);
+                let _ = writeln!(out, "{} {value}", gauge.name);
+            }
+        }
         out
     }
 }
@@ -364,5 +403,23 @@ mod tests {
     #[test]
     fn label_values_are_escaped() {
         assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+
+    #[test]
+    fn registered_gauges_are_read_when_rendered() {
+        let metrics = Metrics::new();
+        let level = Arc::new(AtomicU64::new(3));
+        let read = level.clone();
+        metrics.register_gauge("wharf_test_level", "A level.", move || {
+            Some(read.load(Ordering::Relaxed) as f64)
+        });
+        metrics.register_gauge("wharf_test_absent", "Never there.", || None);
+        assert!(metrics.render().ends_with(
+            "# HELP wharf_test_level A level.\n# TYPE wharf_test_level gauge\nwharf_test_level 3\n"
+        ));
+        level.store(5, Ordering::Relaxed);
+        let text = metrics.render();
+        assert!(text.contains("wharf_test_level 5\n"), "{text}");
+        assert!(!text.contains("wharf_test_absent"), "{text}");
     }
 }

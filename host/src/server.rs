@@ -283,22 +283,28 @@ impl ServerHandler for WharfServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        traced(request_span("resources/templates/list", None, &context), async {
-            let caller = caller::caller_of(&context);
-            let mut page: ListResourceTemplatesResult = self.list_page(
-                request,
-                ToolSet::template_page,
-                |template: &ExposedTemplate| template.template().as_str(),
-                convert::mcp_template,
-                |set, template| {
-                    caller::may_use(caller.as_ref(), set.plugin_scopes(template.plugin().name()))
-                },
-            )?;
-            if caller.is_some() {
-                page.cache_scope = Some(rmcp::model::CacheScope::Private);
-            }
-            Ok(page)
-        })
+        traced(
+            request_span("resources/templates/list", None, &context),
+            async {
+                let caller = caller::caller_of(&context);
+                let mut page: ListResourceTemplatesResult = self.list_page(
+                    request,
+                    ToolSet::template_page,
+                    |template: &ExposedTemplate| template.template().as_str(),
+                    convert::mcp_template,
+                    |set, template| {
+                        caller::may_use(
+                            caller.as_ref(),
+                            set.plugin_scopes(template.plugin().name()),
+                        )
+                    },
+                )?;
+                if caller.is_some() {
+                    page.cache_scope = Some(rmcp::model::CacheScope::Private);
+                }
+                Ok(page)
+            },
+        )
         .await
     }
 

@@ -19,7 +19,7 @@ use wharf::loader::{AllSettled, PluginFolder};
 use wharf::metrics::Metrics;
 use wharf::protocol::SUPPORTED_VERSIONS;
 use wharf::registry::{Registry, ToolSet};
-use wharf::runtime::{CallLimits, Ceilings, Placement, Runtime, RuntimeOptions};
+use wharf::runtime::{CallLimits, Ceilings, Placement, PoolUsage, Runtime, RuntimeOptions};
 use wharf::server::{ServerOptions, WharfServer};
 use wharf::stdio::{BusyPoll, DEFAULT_BUSY_POLL_US, DEFAULT_MAX_LINE_BYTES, LineTransport};
 use wharf::telemetry::Telemetry;
@@ -234,7 +234,7 @@ async fn serve(
     } else {
         Some(FolderWatch::start(&args.plugins)?)
     };
-    let mut folder = PluginFolder::new(&args.plugins, runtime)
+    let mut folder = PluginFolder::new(&args.plugins, runtime.clone())
         .with_oci(args.oci.source(cache_root.as_deref())?)
         .with_references(args.oci.references());
     if args.oci.require_signed() {
@@ -260,6 +260,7 @@ async fn serve(
     if let Some(telemetry) = telemetry {
         telemetry.export_metrics(&metrics);
     }
+    register_pool_gauges(&metrics, &runtime);
     let registry = Arc::new(Registry::new(set));
     if let Some(watch) = watch {
         watch.spawn(folder, registry.clone(), metrics.clone(), audit.clone());
@@ -315,6 +316,41 @@ async fn serve(
         return Ok(());
     }
     serve_stdio(server, args.max_message_bytes, args.max_json_values).await
+}
+
+/// The instance pool's slots in use, as gauges of `/metrics` (a slot that
+/// stays taken after its call is a leak RSS does not show).
+fn register_pool_gauges(metrics: &Metrics, runtime: &Arc<Runtime>) {
+    type Field = fn(&PoolUsage) -> u64;
+    let gauges: [(&'static str, &'static str, Field); 4] = [
+        (
+            "wharf_pool_component_instances",
+            "Component instances holding a slot of the instance pool.",
+            |u| u.component_instances,
+        ),
+        (
+            "wharf_pool_memories",
+            "Linear memories holding a slot of the instance pool.",
+            |u| u.memories,
+        ),
+        (
+            "wharf_pool_stacks",
+            "Fiber stacks holding a slot of the instance pool.",
+            |u| u.stacks,
+        ),
+        (
+            "wharf_pool_idle_memory_bytes_resident",
+            "Bytes idle memory slots keep resident for reuse.",
+            |u| u.idle_memory_bytes_resident,
+        ),
+    ];
+    for (name, help, field) in gauges {
+        let runtime = Arc::downgrade(runtime);
+        metrics.register_gauge(name, help, move || {
+            let usage = runtime.upgrade()?.pool_usage()?;
+            Some(field(&usage) as f64)
+        });
+    }
 }
 
 /// Serves one client on stdin and stdout until stdin closes.

@@ -113,7 +113,7 @@ where
 }
 
 /// The response to `request`: a refusal, or what `inner` answers.
-async fn pass<S>(state: &GateState, mut inner: S, mut request: Request) -> Response
+async fn pass<S>(state: &GateState, mut inner: S, request: Request) -> Response
 where
     S: Service<Request, Response = Response, Error = Infallible>,
 {

@@ -45,6 +45,7 @@ mod load;
 mod placement;
 pub mod plain;
 mod plugin;
+mod pool_usage;
 mod prompt;
 mod resource;
 mod retire;
@@ -67,6 +68,7 @@ pub use limits::{CallLimits, Ceilings, RuntimeOptions};
 pub use load::Runtime;
 pub use placement::Placement;
 pub use plugin::{Plugin, PluginKind};
+pub use pool_usage::PoolUsage;
 pub use prompt::{PromptArgumentSpec, PromptSpec, RenderedPrompt, Role};
 pub use resource::{
     MIN_POLL, ResourceContent, ResourceSpec, ResourceSpecError, TemplateSpec, scheme,

@@ -200,15 +200,23 @@ impl Run<'_> {
         );
         let _ = writeln!(
             out,
-            "\n{:<14} {:>9} {:>9} {:>7} {:>8} {:>8} {:>9} {:>8}",
-            "server", "RSS MiB", "peak", "fds", "threads", "MiB/min", "fds/min", "reloads"
+            "\n{:<14} {:>9} {:>9} {:>7} {:>8} {:>8} {:>9} {:>8} {:>11}",
+            "server",
+            "RSS MiB",
+            "peak",
+            "fds",
+            "threads",
+            "MiB/min",
+            "fds/min",
+            "reloads",
+            "pool slots"
         );
         for series in self.series {
             let last = series.samples.last().copied().unwrap_or_default();
             let slopes = series.slopes(self.warmup.as_secs_f64());
             let _ = writeln!(
                 out,
-                "{:<14} {:>9.1} {:>9.1} {:>7} {:>8} {:>+8.2} {:>+9.2} {:>8}",
+                "{:<14} {:>9.1} {:>9.1} {:>7} {:>8} {:>+8.2} {:>+9.2} {:>8} {:>11}",
                 series.label,
                 last.rss_kib as f64 / 1024.0,
                 series.peak(|s| s.rss_kib as f64) / 1024.0,
@@ -217,6 +225,10 @@ impl Run<'_> {
                 slopes.rss_mib_per_min.unwrap_or(f64::NAN),
                 slopes.fds_per_min.unwrap_or(f64::NAN),
                 last.reloads.map_or("-".into(), |r| r.to_string()),
+                last.pool_instances.map_or("-".into(), |now| format!(
+                    "{now} (max {})",
+                    series.peak(|s| s.pool_instances.unwrap_or(0.0))
+                )),
             );
         }
         let _ = writeln!(out);

@@ -1,6 +1,6 @@
 //! Once a second, what each server holds: resident memory, open descriptors
 //! and threads (from /proc), and over HTTP the calls in flight, plugins
-//! loaded and reloads (from `/metrics`). After the warm-up, a least-squares
+//! loaded, reloads and instance-pool slots in use (from `/metrics`). After the warm-up, a least-squares
 //! line through RSS and descriptors says whether they grow.
 
 use std::net::SocketAddr;
@@ -26,6 +26,8 @@ pub struct Sample {
     pub in_flight: Option<f64>,
     pub plugins: Option<f64>,
     pub reloads: Option<f64>,
+    /// Component instances holding a pool slot.
+    pub pool_instances: Option<f64>,
 }
 
 /// The readings of one server.
@@ -77,6 +79,7 @@ impl Series {
             "samples": self.samples.iter().map(|s| json!({
                 "at": s.at, "rss_kib": s.rss_kib, "fds": s.fds, "threads": s.threads,
                 "in_flight": s.in_flight, "plugins": s.plugins, "reloads": s.reloads,
+                "pool_instances": s.pool_instances,
             })).collect::<Vec<_>>(),
         })
     }
@@ -153,6 +156,7 @@ pub async fn sample(
                 sample.in_flight = metric(&text, "wharf_tool_calls_in_flight");
                 sample.plugins = metric(&text, "wharf_plugins_loaded");
                 sample.reloads = metric(&text, "wharf_reloads_total");
+                sample.pool_instances = metric(&text, "wharf_pool_component_instances");
             }
             one.samples.push(sample);
         }
