@@ -64,6 +64,29 @@ pub fn is_cancelled() -> bool {
     false
 }
 
+/// Who made the current request, as the OAuth access token that let it in
+/// names them (never the token).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Caller {
+    /// The token's `sub`: the user, or the client of a client-credentials grant.
+    pub subject: Option<String>,
+    /// The scopes the token grants, sorted.
+    pub scopes: Vec<String>,
+}
+
+/// The caller of the current request: `None` unless Wharf serves over HTTP as
+/// an OAuth resource server and the plugin's manifest sets
+/// `[auth] caller = true`.
+pub fn caller() -> Option<Caller> {
+    #[cfg(target_arch = "wasm32")]
+    return wit::caller().map(|c| Caller {
+        subject: c.subject,
+        scopes: c.scopes,
+    });
+    #[cfg(not(target_arch = "wasm32"))]
+    None
+}
+
 /// The configuration value `key` granted to this plugin by its manifest, if any.
 pub fn config(key: &str) -> Option<String> {
     #[cfg(target_arch = "wasm32")]

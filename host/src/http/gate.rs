@@ -170,8 +170,20 @@ where
         } else {
             None
         };
+        let owner = admitted
+            .session
+            .as_ref()
+            .and_then(|_| session::owner(&admitted.request));
         let mut response = answer(inner.call(admitted.request).await);
         // rmcp has created the session by now (or refused to).
+        if let Some(owner) = owner
+            && let Some(id) = response
+                .headers()
+                .get(session::SESSION_ID)
+                .and_then(|v| v.to_str().ok())
+        {
+            state.sessions.bind(id, owner);
+        }
         drop(admitted.session);
         if method == Method::POST {
             response = coalesce::first_message(response).await;

@@ -73,7 +73,7 @@ pub use prompt::{PromptArgumentSpec, PromptSpec, RenderedPrompt, Role};
 pub use resource::{
     MIN_POLL, ResourceContent, ResourceSpec, ResourceSpecError, TemplateSpec, scheme,
 };
-pub use state::{CallContext, CallEvent, CallTrace};
+pub use state::{CallContext, CallEvent, CallTrace, CallerIdentity};
 pub use types::{CallOutput, ContentItem, ResourceBody, SpecError, ToolHints, ToolSpec};
 
 /// The log levels a plugin can use, as defined by the WIT contract.

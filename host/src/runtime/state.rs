@@ -11,6 +11,7 @@ use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use super::bindings::wharf::plugin::host::CallerIdentity as WitCallerIdentity;
 use super::bindings::wharf::plugin::{host, types::LogLevel};
 use super::capture::CapturedOutput;
 use super::epoch::EpochUse;
@@ -48,6 +49,19 @@ pub struct CallContext {
     pub input: Option<Arc<dyn InputBroker>>,
     /// The call's place in a distributed trace, when traces are exported.
     pub trace: CallTrace,
+    /// Who made the request, when an access token said so; the guest sees it
+    /// only with the `caller` grant.
+    pub caller: Option<Arc<CallerIdentity>>,
+}
+
+/// Who made a request, as an OAuth access token names them: what the
+/// `host.caller` import gives a plugin (never the token).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallerIdentity {
+    /// The token's `sub`.
+    pub subject: Option<String>,
+    /// The scopes the token grants, sorted.
+    pub scopes: Vec<String>,
 }
 
 /// Where a call sits in a distributed trace (OpenTelemetry export on):
@@ -68,6 +82,7 @@ impl std::fmt::Debug for CallContext {
             .field("events", &self.events)
             .field("input", &self.input.is_some())
             .field("trace", &self.trace)
+            .field("caller", &self.caller)
             .finish()
     }
 }
@@ -406,6 +421,17 @@ impl host::Host for HostState {
             .iter()
             .find(|(k, _)| *k == key)
             .map(|(_, v)| v.clone())
+    }
+
+    fn caller(&mut self) -> Option<WitCallerIdentity> {
+        if !self.sandbox.grants.caller {
+            return None;
+        }
+        let caller = self.call.caller.as_ref()?;
+        Some(WitCallerIdentity {
+            subject: caller.subject.clone(),
+            scopes: caller.scopes.clone(),
+        })
     }
 }
 
