@@ -299,6 +299,9 @@ async fn serve(
             max_json_values: args.max_json_values,
             ..args.http.options(addr, call_timeout, status)?
         };
+        options.param_headers = Some(wharf::http::ParamHeaderCheck(Arc::new(
+            super::http::RegistryParamHeaders(registry.clone()),
+        )));
         if let Some(protection) = &mut options.protection {
             protection.scopes = Some(Arc::new(super::http::RegistryScopes(registry)));
             protection.server.prefetch().await;
