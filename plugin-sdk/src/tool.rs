@@ -115,7 +115,8 @@ impl Tool {
     }
 
     /// Asks clients to repeat the argument `property` (a top-level `string`,
-    /// `integer` or `boolean` field) in the HTTP header `Mcp-Param-{header}`
+    /// `integer` or `boolean` field; not an `Option`, whose schema type is
+    /// `["string", "null"]`: use `#[serde(default)]`) in the HTTP header `Mcp-Param-{header}`
     /// (`x-mcp-header`, SEP-2243), so that a gateway can route the call by it
     /// without reading the body; Wharf refuses a call whose header and body
     /// disagree. `header` is an HTTP token (letters, digits, `-`, ...), unique
