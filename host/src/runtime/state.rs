@@ -122,6 +122,9 @@ pub(crate) struct HostState {
     ///
     /// [`Placement`]: super::placement::Placement
     pub(crate) epoch_ticks: EpochTicks,
+    /// Whether this store answers a listing (`list-tools`, ...), where a
+    /// `lists.changed` would ask for the listing in progress again.
+    listing: bool,
     /// Keeps the epoch clock ticking while this store exists.
     _epoch: EpochUse,
 }
@@ -213,6 +216,7 @@ impl HostState {
             stderr,
             socket_attempts,
             epoch_ticks: EpochTicks::default(),
+            listing: false,
             _epoch: epoch,
         })
     }
@@ -344,6 +348,13 @@ impl WasiHttpView for HostState {
     }
 }
 
+impl HostState {
+    /// Marks the store as answering a listing: `lists.changed` is ignored.
+    pub(crate) fn mark_listing(&mut self) {
+        self.listing = true;
+    }
+}
+
 impl host::Host for HostState {
     fn log(&mut self, level: LogLevel, message: String) {
         let plugin = &*self.plugin;
@@ -435,6 +446,12 @@ impl super::bindings::wharf::plugin::lists::Host for HostState {
             if which.contains(flag) {
                 bits |= bit;
             }
+        }
+        if self.listing {
+            // The listing being answered is the new one already; asking again
+            // would loop.
+            tracing::debug!(plugin = %self.plugin, "lists.changed ignored during a listing");
+            return;
         }
         tracing::debug!(plugin = %self.plugin, which = bits, "the plugin says its lists changed");
         self.sandbox.lists.raise(bits);
