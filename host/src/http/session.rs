@@ -258,7 +258,7 @@ fn session_id(headers: &HeaderMap) -> Option<&str> {
     headers.get(SESSION_ID).and_then(|v| v.to_str().ok())
 }
 
-fn header_claims_stateless(headers: &HeaderMap) -> bool {
+pub(super) fn header_claims_stateless(headers: &HeaderMap) -> bool {
     headers
         .get(PROTOCOL_VERSION)
         .and_then(|v| v.to_str().ok())
