@@ -33,5 +33,6 @@ mod reload;
 mod replicas;
 mod resources;
 mod sandbox;
+mod sdk_examples;
 mod stdio_ids;
 mod telemetry;

@@ -1,6 +1,8 @@
 //! `cargo xtask examples`: builds the example plugins written in languages other
-//! than Rust (JavaScript, Python, C, Go, WAT) into `target/plugins/`, beside the
-//! Rust ones from `cargo xtask plugins`.
+//! than Rust (JavaScript, TypeScript, Python, C, Go, WAT) into `target/plugins/`,
+//! beside the Rust ones from `cargo xtask plugins`. The examples written with the
+//! TypeScript and Python SDKs (`sdk/`) also run the SDK's unit tests and their own
+//! before they are built.
 //!
 //! Strategy: each example is built in two stages. The slow stage (the language's
 //! toolchain, up to a minute for JavaScript and Python) writes
@@ -29,6 +31,9 @@ use crate::root;
 #[derive(Clone, Copy, Debug)]
 pub enum Language {
     JavaScript,
+    /// TypeScript with the SDK in `sdk/typescript`: `tsc`, then `jco componentize
+    /// --bundle` (which resolves the `wharf-sdk` import).
+    TypeScript,
     Python,
     C,
     Go,
@@ -45,6 +50,9 @@ pub struct Example {
     /// Exports the toolchain adds that are not the example's own functions (and
     /// that a host must not offer as tools).
     pub toolchain_exports: &'static [&'static str],
+    /// The SDK folder the example is written with (part of its stamp; its unit
+    /// tests run before the example is built).
+    pub sdk: Option<&'static str>,
 }
 
 /// Every example, in build order (fast ones first).
@@ -54,18 +62,21 @@ pub const EXAMPLES: &[Example] = &[
         language: Language::Wat,
         world: "add",
         toolchain_exports: &[],
+        sdk: None,
     },
     Example {
         name: "c-checksum",
         language: Language::C,
         world: "checksum",
         toolchain_exports: &[],
+        sdk: None,
     },
     Example {
         name: "go-roman",
         language: Language::Go,
         world: "roman",
         toolchain_exports: &[],
+        sdk: None,
     },
     Example {
         name: "py-stats",
@@ -73,12 +84,28 @@ pub const EXAMPLES: &[Example] = &[
         world: "stats",
         // componentize-py's own initialisation hook.
         toolchain_exports: &["exports.init"],
+        sdk: None,
     },
     Example {
         name: "js-strings",
         language: Language::JavaScript,
         world: "strings",
         toolchain_exports: &[],
+        sdk: None,
+    },
+    Example {
+        name: "py-notes",
+        language: Language::Python,
+        world: "plugin",
+        toolchain_exports: &["exports.init"],
+        sdk: Some("sdk/python"),
+    },
+    Example {
+        name: "ts-notes",
+        language: Language::TypeScript,
+        world: "plugin",
+        toolchain_exports: &[],
+        sdk: Some("sdk/typescript"),
     },
 ];
 
@@ -91,6 +118,11 @@ impl Example {
     /// `target/examples/NAME`: the toolchain's scratch space and the cached build.
     pub fn work_dir(&self) -> PathBuf {
         root().join("target/examples").join(self.name)
+    }
+
+    /// The SDK's folder, for the examples written with one.
+    pub fn sdk_dir(&self) -> Option<PathBuf> {
+        self.sdk.map(|dir| root().join(dir))
     }
 
     fn cached_component(&self) -> PathBuf {
@@ -192,8 +224,9 @@ fn build_cached(example: &Example) -> Result<PathBuf> {
     Ok(cached)
 }
 
-/// SHA-256 over the example's files (not `node_modules/`), the toolchain's
-/// version and the build code in this module.
+/// SHA-256 over the example's files and its SDK's (not `node_modules/`, build
+/// output or bytecode caches), the toolchain's version and the build code in
+/// this module.
 fn stamp(example: &Example, toolchain: &str) -> Result<String> {
     let mut hasher = Sha256::new();
     hasher.update(toolchain.as_bytes());
@@ -202,6 +235,9 @@ fn stamp(example: &Example, toolchain: &str) -> Result<String> {
     let mut inputs = vec![xtask.join("Cargo.toml"), xtask.join("src/examples.rs")];
     files_under(&xtask.join("src/examples"), &mut inputs)?;
     files_under(&example.source_dir(), &mut inputs)?;
+    if let Some(sdk) = example.sdk_dir() {
+        files_under(&sdk, &mut inputs)?;
+    }
     let root = root();
     for file in inputs {
         // Relative paths: the same sources in another checkout have the same stamp.
@@ -214,6 +250,9 @@ fn stamp(example: &Example, toolchain: &str) -> Result<String> {
     Ok(format!("{:x}", hasher.finalize()))
 }
 
+/// Folders that builds and tests write inside an example or an SDK.
+const GENERATED_DIRS: &[&str] = &["node_modules", "dist", "__pycache__"];
+
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     let mut entries = std::fs::read_dir(dir)
         .with_context(|| format!("listing {}", dir.display()))?
@@ -222,7 +261,7 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     for entry in entries {
         let path = entry.path();
         if entry.file_type()?.is_dir() {
-            if entry.file_name() != "node_modules" {
+            if !GENERATED_DIRS.iter().any(|dir| entry.file_name() == *dir) {
                 files_under(&path, out)?;
             }
         } else {
@@ -305,6 +344,23 @@ mod tests {
             let wit = Wit::load(&example.source_dir().join("wit"), example.world).unwrap();
             assert_eq!(wit.undocumented(), Vec::<String>::new(), "{}", example.name);
             assert!(!wit.exported_functions().is_empty(), "{}", example.name);
+        }
+    }
+
+    /// The SDK examples carry a copy of the `wharf:plugin` WIT (as `wharf new`
+    /// projects do); it must not drift from the host's.
+    #[test]
+    fn sdk_examples_carry_the_hosts_wit() {
+        let host = std::fs::read_to_string(root().join("wit/plugin.wit")).unwrap();
+        for example in EXAMPLES.iter().filter(|e| e.sdk.is_some()) {
+            let copy = example.source_dir().join("wit/plugin.wit");
+            assert_eq!(
+                std::fs::read_to_string(&copy).unwrap(),
+                host,
+                "{} differs from wit/plugin.wit: copy it over",
+                copy.display()
+            );
+            assert!(example.sdk_dir().unwrap().is_dir(), "{}", example.name);
         }
     }
 
