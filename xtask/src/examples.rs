@@ -11,7 +11,8 @@
 //! matches, that stage is skipped. The fast stage always runs: check that the
 //! component exports exactly the functions of its WIT world, copy it to
 //! `target/plugins/NAME.wasm` and embed the WIT doc comments there (see
-//! [`crate::docs`]). Toolchains from registries are installed under `target/`
+//! [`crate::docs`]; not for SDK examples, whose tool records carry their
+//! descriptions). Toolchains from registries are installed under `target/`
 //! (npm packages under the example, from its package-lock); a missing system
 //! toolchain stops the build with a message naming what to install.
 
@@ -157,8 +158,11 @@ pub fn build(wharf_bin: &Path, only: &[String]) -> Result<Vec<PathBuf>> {
         let dest = out_dir.join(format!("{}.wasm", example.name));
         std::fs::copy(&component, &dest)
             .with_context(|| format!("copying {} to {}", component.display(), dest.display()))?;
-        crate::docs::embed_docs(wharf_bin, &dest, &example.source_dir().join("wit"))
-            .with_context(|| format!("embedding the WIT docs in {}", dest.display()))?;
+        // SDK examples describe their tools in the records the SDK returns.
+        if example.sdk.is_none() {
+            crate::docs::embed_docs(wharf_bin, &dest, &example.source_dir().join("wit"))
+                .with_context(|| format!("embedding the WIT docs in {}", dest.display()))?;
+        }
         let size = std::fs::metadata(&dest)?.len();
         eprintln!("xtask: {} ({size} bytes)", dest.display());
         written.push(dest);
@@ -275,7 +279,13 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 /// toolchain's known extras, and nothing else.
 fn check_exports(example: &Example, component: &[u8]) -> Result<()> {
     let wit = component::Wit::load(&example.source_dir().join("wit"), example.world)?;
-    let undocumented = wit.undocumented();
+    // An SDK example's descriptions come from the tool records the SDK returns,
+    // not from its WIT (the host's `wharf:plugin` contract, which it copies).
+    let undocumented = if example.sdk.is_some() {
+        Vec::new()
+    } else {
+        wit.undocumented()
+    };
     if !undocumented.is_empty() {
         bail!(
             "{}: give these a doc comment in wit/ (they become tool descriptions): {}",
@@ -336,13 +346,16 @@ mod tests {
         assert!(message.contains("unexpected {\"add\"}"), "{message}");
     }
 
-    /// Every example documents its world, functions and types, and its world
-    /// exports what the table above says.
+    /// Every plain example documents its world, functions and types (SDK
+    /// examples describe their tools through the SDK), and every world exports
+    /// what the table above says.
     #[test]
     fn every_example_wit_is_documented() {
         for example in EXAMPLES {
             let wit = Wit::load(&example.source_dir().join("wit"), example.world).unwrap();
-            assert_eq!(wit.undocumented(), Vec::<String>::new(), "{}", example.name);
+            if example.sdk.is_none() {
+                assert_eq!(wit.undocumented(), Vec::<String>::new(), "{}", example.name);
+            }
             assert!(!wit.exported_functions().is_empty(), "{}", example.name);
         }
     }
