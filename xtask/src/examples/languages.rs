@@ -137,8 +137,8 @@ fn python(example: &Example, source: &Path, work: &Path) -> Result<Vec<u8>> {
     std::fs::read(&out).with_context(|| format!("reading {}", out.display()))
 }
 
-/// `tsc` (the example's tsconfig, into `dist/`), the SDK's unit tests and the
-/// example's (`node --test`), then `jco componentize dist/index.js --bundle
+/// `tsc` (the example's tsconfig, into `dist/`), the SDK's type tests (`tsc -p
+/// SDK/test`) and unit tests and the example's (`node --test`), then `jco componentize dist/index.js --bundle
 /// --wit wit -n WORLD -o OUT`: bundling resolves the `wharf-sdk` import, which
 /// the engine alone cannot.
 fn typescript(example: &Example, source: &Path, work: &Path) -> Result<Vec<u8>> {
@@ -148,6 +148,11 @@ fn typescript(example: &Example, source: &Path, work: &Path) -> Result<Vec<u8>> 
         .current_dir(source))
     .context("tsc failed")?;
     if let Some(sdk) = example.sdk_dir() {
+        // The SDK's type-level tests (schema inference), with the example's tsc.
+        run(Command::new(toolchains::tsc(source))
+            .arg("-p")
+            .arg(sdk.join("test")))
+        .context("the TypeScript SDK's type tests failed")?;
         run(Command::new("node")
             .args(["--import", "./src/testing/register.js", "--test", "test/"])
             .current_dir(&sdk))
