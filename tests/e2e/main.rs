@@ -35,5 +35,6 @@ mod reload;
 mod replicas;
 mod resources;
 mod sandbox;
+mod sdk_examples;
 mod stdio_ids;
 mod telemetry;
