@@ -76,7 +76,7 @@ impl WharfServer {
 }
 
 /// The call's place in the request's trace, when traces are exported.
-fn call_trace() -> CallTrace {
+pub(super) fn call_trace() -> CallTrace {
     let span = tracing::Span::current();
     if span.is_disabled() {
         return CallTrace::default();
