@@ -34,4 +34,5 @@ mod replicas;
 mod resources;
 mod sandbox;
 mod stdio_ids;
+mod tasks;
 mod telemetry;
