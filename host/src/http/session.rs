@@ -43,7 +43,7 @@ const SESSION_ID: &str = "mcp-session-id";
 /// The protocol version header.
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// The `_meta` keys of a 2026-07-28 request that rmcp routes on.
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+use crate::protocol::META_PROTOCOL_VERSION as META_VERSION;
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// How long a client refused for a full session table is asked to wait.
 pub const RETRY_AFTER_SECS: u64 = 30;
