@@ -480,3 +480,34 @@ fn a_manifest_naming_an_unknown_tool_or_a_bad_hint_keeps_the_plugin_out() {
     wharf
         .wait_for_log("conformance.toml, key `tasks.after-ms`: must be 1 to 86400000 milliseconds");
 }
+
+#[test]
+fn a_legacy_session_is_offered_the_extension_only_when_it_declares_it_and_never_gets_a_task() {
+    let mut plain = serve(&[]);
+    let result = plain.initialize("2025-11-25");
+    assert!(
+        result["capabilities"].get("extensions").is_none(),
+        "{result}"
+    );
+
+    let mut declaring = serve(&[]);
+    let response = declaring.request(
+        json!("init"),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"extensions": {TASKS: {}}},
+               "clientInfo": {"name": "wharf-e2e", "version": "0"}}),
+    );
+    assert_eq!(
+        result_of(&response)["capabilities"]["extensions"],
+        json!({TASKS: {}})
+    );
+    declaring.notify("notifications/initialized", json!({}));
+    // Tasks are a 2026-07-28 feature: a legacy call runs to its end.
+    let call = declaring.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "slow_compute", "arguments": {"seconds": 0.1}}),
+    );
+    assert_eq!(first_text(result_of(&call)), "Computed job in 0.1 s");
+    assert!(result_of(&call).get("taskId").is_none());
+}
