@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use super::WharfServer;
 use super::events::{EventRoute, forward_events};
 use super::logging::wanted_log_level;
-use crate::runtime::{CallContext, CallTrace, InputBroker};
+use crate::runtime::{CallContext, CallTrace, CallerIdentity, InputBroker};
 use crate::telemetry::request_span::current_traceparent;
 
 impl WharfServer {
@@ -46,6 +46,7 @@ impl WharfServer {
             events,
             input: None,
             trace: call_trace(),
+            caller: caller_identity(context),
         };
         (call, forwarder)
     }
@@ -85,4 +86,15 @@ pub(super) fn call_trace() -> CallTrace {
         traceparent: current_traceparent().map(Into::into),
         span: Some(span),
     }
+}
+
+/// Who made the request, as the guest's `host.caller` may tell it: the OAuth
+/// caller's subject and scopes, when an access token let the request in.
+pub(super) fn caller_identity(context: &RequestContext<RoleServer>) -> Option<Arc<CallerIdentity>> {
+    super::caller::caller_of(context).map(|c| {
+        Arc::new(CallerIdentity {
+            subject: c.subject,
+            scopes: c.scopes.into_iter().collect(),
+        })
+    })
 }

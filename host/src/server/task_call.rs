@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::WharfServer;
 use super::call_audit::CallAudit;
-use super::call_context::call_trace;
+use super::call_context::{call_trace, caller_identity};
 use super::tasks::{Tasks, owner_of, too_many};
 use super::tools::{answer, finish};
 use crate::audit::CallOutcome as Audited;
@@ -39,7 +39,7 @@ use crate::client_input::{Binding, CallInput, Conclusion, StateSeal};
 use crate::manifest::TaskStart;
 use crate::metrics::{CallOutcome, CallTimer};
 use crate::registry::ToolSet;
-use crate::runtime::{CallContext, CallFailure, CallOutput};
+use crate::runtime::{CallContext, CallFailure, CallOutput, CallerIdentity};
 
 /// Most rounds one task runs: a plugin that keeps asking for another round
 /// without a question would otherwise run forever.
@@ -75,6 +75,8 @@ struct Rounds {
     seal: Arc<StateSeal>,
     capabilities: rmcp::model::ClientCapabilities,
     cancel: CancellationToken,
+    /// Who asked for the task, for every round's `host.caller`.
+    caller: Option<Arc<CallerIdentity>>,
 }
 
 impl Rounds {
@@ -113,6 +115,7 @@ impl Rounds {
             events: None,
             input: Some(input.broker()),
             trace: call_trace(),
+            caller: self.caller.clone(),
         };
         let outcome = tool
             .plugin()
@@ -151,6 +154,7 @@ impl TaskCall {
             seal: server.seal.clone(),
             capabilities: context.meta.client_capabilities().unwrap_or_default(),
             cancel: CancellationToken::new(),
+            caller: caller_identity(&context),
         };
         let tasks = server.tasks.clone();
         let after = match self.start {
