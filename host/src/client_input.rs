@@ -95,6 +95,26 @@ impl CallInput {
         Ok(CallInput::Rounds(Arc::new(broker)))
     }
 
+    /// A 2026-07-28 round with the client's `capabilities`, whatever the
+    /// request's era: the rounds of a task, whose questions reach the client
+    /// through `tasks/get` and come back through `tasks/update`.
+    pub fn round(
+        seal: &Arc<StateSeal>,
+        binding: Binding<'_>,
+        capabilities: ClientCapabilities,
+        input_responses: Option<&JsonObjectLike>,
+        request_state: Option<&str>,
+    ) -> Result<Self, McpError> {
+        let broker = rounds::RoundBroker::begin(
+            seal.clone(),
+            binding,
+            capabilities,
+            input_responses,
+            request_state,
+        )?;
+        Ok(CallInput::Rounds(Arc::new(broker)))
+    }
+
     /// The broker to put in the call's context.
     pub fn broker(&self) -> Arc<dyn InputBroker> {
         match self {

@@ -27,6 +27,7 @@ pub mod resource_watch;
 pub mod runtime;
 pub mod server;
 pub mod stdio;
+pub mod tasks;
 pub mod telemetry;
 pub mod trace_context;
 pub mod watcher;

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::audit::{AuditLog, PluginChange, PluginEntry};
-use crate::manifest::{self, ManifestError, Scopes};
+use crate::manifest::{self, ManifestError, Scopes, TaskPolicy};
 use crate::naming;
 use crate::oci::reference::{Reference, ReferenceError};
 use crate::oci::signature::TrustPolicy;
@@ -58,6 +58,14 @@ pub enum FileError {
     /// meant guarded by fewer scopes than intended.
     #[error("invalid manifest {}, key `auth.tools.{tool}`: the plugin has no tool `{tool}`", .path.display())]
     UnknownScopedTool { path: PathBuf, tool: String },
+    /// `[tasks]` names a tool the plugin does not have: a typo would leave
+    /// the tool answering without a task.
+    #[error("invalid manifest {}, key `{key}`: the plugin has no tool `{tool}`", .path.display())]
+    UnknownTaskTool {
+        path: PathBuf,
+        key: &'static str,
+        tool: String,
+    },
 }
 
 /// Why the folder itself could not be read.
@@ -92,6 +100,8 @@ struct Loaded {
     scopes: Scopes,
     /// Argument fields its audit lines redact (`[audit] secret`).
     secret_fields: Arc<[String]>,
+    /// Which of its tools answer with a task (`[tasks]`).
+    tasks: TaskPolicy,
 }
 
 /// What a scan did.
@@ -204,6 +214,11 @@ impl PluginFolder {
                 .map(|l| (l.plugin.clone(), l.naming, l.scopes.clone()))
                 .collect(),
         )
+        .with_task_policies(
+            self.loaded
+                .values()
+                .map(|l| (l.plugin.name().to_owned(), l.tasks.clone())),
+        )
         .with_digest(digest)
     }
 
@@ -311,7 +326,13 @@ impl PluginFolder {
 
         for (name, path, fingerprint, result) in futures::future::join_all(jobs).await {
             match result {
-                Ok((plugin, naming, scopes, secret_fields)) => {
+                Ok(LoadedFile {
+                    plugin,
+                    naming,
+                    scopes,
+                    secret_fields,
+                    tasks,
+                }) => {
                     tracing::info!(
                         plugin = plugin.name(),
                         tools = plugin.tools().len(),
@@ -328,6 +349,7 @@ impl PluginFolder {
                             naming,
                             scopes,
                             secret_fields: secret_fields.into(),
+                            tasks,
                         },
                     );
                     report.loaded.push(name);
@@ -623,7 +645,7 @@ async fn load_file(
     manifest_path: &Path,
     manifest: Option<&[u8]>,
     bytes: Vec<u8>,
-) -> Result<(Plugin, Naming, Scopes, Vec<String>), FileError> {
+) -> Result<LoadedFile, FileError> {
     let resolved = manifest::resolve_bytes(
         manifest_path,
         manifest,
@@ -648,5 +670,31 @@ async fn load_file(
             tool: tool.to_owned(),
         });
     }
-    Ok((plugin, naming, resolved.scopes, resolved.secret_fields))
+    if let Some((key, tool)) = resolved
+        .tasks
+        .named_tools()
+        .find(|(_, named)| !plugin.tools().iter().any(|spec| spec.name == *named))
+    {
+        return Err(FileError::UnknownTaskTool {
+            path: manifest_path.to_path_buf(),
+            key,
+            tool: tool.to_owned(),
+        });
+    }
+    Ok(LoadedFile {
+        plugin,
+        naming,
+        scopes: resolved.scopes,
+        secret_fields: resolved.secret_fields,
+        tasks: resolved.tasks,
+    })
+}
+
+/// A plugin file loaded, with what its manifest says.
+struct LoadedFile {
+    plugin: Plugin,
+    naming: Naming,
+    scopes: Scopes,
+    secret_fields: Vec<String>,
+    tasks: TaskPolicy,
 }

@@ -15,6 +15,9 @@ use serde::Deserialize;
 
 use crate::runtime::{CallLimits, Ceilings, DirGrant, Grants, HostAllowList, HostPattern};
 
+pub mod tasks;
+pub use tasks::{TaskMode, TaskPolicy, TaskStart};
+
 /// The contents of a manifest file, as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -43,6 +46,9 @@ pub struct Manifest {
     /// What the audit trail must not write.
     #[serde(default)]
     pub audit: AuditSection,
+    /// Which tools answer with a task (`io.modelcontextprotocol/tasks`).
+    #[serde(default)]
+    pub tasks: tasks::TasksSection,
 }
 
 /// `[auth]`: the scopes an access token must grant to see and call the
@@ -241,6 +247,8 @@ pub struct Resolved {
     pub scopes: Scopes,
     /// Argument fields the audit trail redacts (`[audit] secret`).
     pub secret_fields: Vec<String>,
+    /// Which tools answer with a task (`[tasks]`).
+    pub tasks: TaskPolicy,
 }
 
 /// Reads and resolves the manifest at `path`, or returns `defaults` and no grants
@@ -283,6 +291,7 @@ pub fn resolve_bytes(
             prefix_names: true,
             scopes: Scopes::default(),
             secret_fields: Vec::new(),
+            tasks: TaskPolicy::default(),
         });
     };
     let text = std::str::from_utf8(bytes).map_err(|_| ManifestError::Read {
@@ -391,6 +400,7 @@ pub fn resolve(
         prefix_names: manifest.names.prefix.unwrap_or(true),
         scopes: resolve_scopes(&manifest.auth)?,
         secret_fields: secret_fields(&manifest.audit)?,
+        tasks: tasks::resolve(&manifest.tasks)?,
     })
 }
 

@@ -39,6 +39,9 @@ pub const KNOWN_METHODS: &[&str] = &[
     "subscriptions/listen",
     "completion/complete",
     "logging/setLevel",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
 ];
 
 /// Methods that 2026-07-28 removed. Legacy sessions still use them; a request

@@ -17,7 +17,7 @@ use arc_swap::ArcSwap;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::manifest::Scopes;
+use crate::manifest::{Scopes, TaskMode, TaskPolicy};
 use crate::runtime::Plugin;
 
 mod arguments;
@@ -54,6 +54,8 @@ pub struct ToolSet {
     templates: Listing<ExposedTemplate>,
     /// Which files the plugins came from, when the set was loaded from files.
     digest: Option<PluginSetDigest>,
+    /// `[tasks]` of each plugin that has one, by plugin name.
+    task_policies: std::collections::HashMap<String, TaskPolicy>,
 }
 
 /// Where a read of a URI goes.
@@ -153,6 +155,28 @@ impl ToolSet {
             resources: Listing::new(resources.resources),
             templates: Listing::new(resources.templates),
             digest: None,
+            task_policies: Default::default(),
+        }
+    }
+
+    /// The set, with each plugin's `[tasks]` (by plugin name).
+    pub fn with_task_policies(
+        mut self,
+        policies: impl IntoIterator<Item = (String, TaskPolicy)>,
+    ) -> Self {
+        self.task_policies = policies
+            .into_iter()
+            .filter(|(_, policy)| *policy != TaskPolicy::default())
+            .collect();
+        self
+    }
+
+    /// How `tool` uses tasks: its plugin's `[tasks]` and the tool's own hint.
+    pub fn task_mode(&self, tool: &ExposedTool) -> TaskMode {
+        let hint = tool.spec().task_hint;
+        match self.task_policies.get(tool.plugin().name()) {
+            Some(policy) => policy.for_tool(&tool.spec().name, hint),
+            None => TaskPolicy::default().for_tool(&tool.spec().name, hint),
         }
     }
 

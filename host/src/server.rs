@@ -9,6 +9,8 @@
 //! - `discovery`: `server/discover` and the server's identity;
 //! - `listen`: `subscriptions/listen` and a legacy session's list_changed;
 //! - `tools`, `prompts`, `resources`, `completion`, `logging`;
+//! - `tasks` (`tasks/get`, `tasks/update`, `tasks/cancel` and the live side
+//!   of each task) and `task_call` (a `tools/call` that becomes a task);
 //! - shared by them: `call_context` (the context a plugin runs a request
 //!   in), `round` (the multi round-trip round of a request that may ask the
 //!   client for input), `pages` (one page of any listing), `convert`
@@ -19,11 +21,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, DiscoverResult,
-    GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+    GetTaskResult, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 #[allow(deprecated)] // Logging is deprecated (SEP-2577) but still part of both eras.
 use rmcp::model::{LoggingLevel, SetLevelRequestParams};
@@ -43,6 +46,8 @@ mod pages;
 mod prompts;
 mod resources;
 mod round;
+mod task_call;
+mod tasks;
 mod tools;
 
 pub use convert::mcp_result;
@@ -69,6 +74,13 @@ pub struct ServerOptions {
     pub page_size: usize,
     /// How long clients may cache list results (`ttlMs`).
     pub list_ttl: Duration,
+    /// How long a task's record lives after its creation (`--task-ttl-secs`).
+    pub task_ttl: Duration,
+    /// Most unexpired tasks at once (`--max-tasks`).
+    pub max_tasks: usize,
+    /// The prefix of every task id (`--session-route`), so that a load
+    /// balancer routes `Mcp-Name` to the replica running the task.
+    pub task_route: Option<String>,
 }
 
 impl Default for ServerOptions {
@@ -76,6 +88,9 @@ impl Default for ServerOptions {
         Self {
             page_size: 100,
             list_ttl: Duration::from_secs(10),
+            task_ttl: crate::tasks::DEFAULT_TASK_TTL,
+            max_tasks: crate::tasks::DEFAULT_MAX_TASKS,
+            task_route: None,
         }
     }
 }
@@ -94,6 +109,8 @@ pub struct WharfServer {
     seal: Arc<StateSeal>,
     /// Where each tool call is recorded (`--audit-log`), if anywhere.
     audit: Option<Arc<AuditLog>>,
+    /// The tasks of every session and connection.
+    tasks: Arc<tasks::Tasks>,
 }
 
 /// What a legacy session set for itself.
@@ -110,6 +127,11 @@ struct SessionState {
 impl WharfServer {
     pub fn new(registry: Arc<Registry>, options: ServerOptions) -> Self {
         Self {
+            tasks: Arc::new(tasks::Tasks::new(
+                options.task_ttl,
+                options.max_tasks,
+                options.task_route.clone(),
+            )),
             watch: ResourceWatch::new(registry.clone()),
             registry,
             options: Arc::new(options),
@@ -168,7 +190,64 @@ impl ServerHandler for WharfServer {
         context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, McpError> {
         traced(request_span("server/discover", None, &context), async {
-            Ok(discovery::discover(self.registry.snapshot().digest()))
+            let declared = context
+                .client_capabilities()
+                .is_some_and(|capabilities| capabilities.supports_tasks());
+            Ok(discovery::discover(
+                self.registry.snapshot().digest(),
+                declared,
+            ))
+        })
+        .await
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        let result = self.negotiate_initialize(&request)?;
+        Ok(discovery::for_client(
+            result,
+            request.capabilities.supports_tasks(),
+        ))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        traced(request_span("tasks/get", None, &context), async {
+            self.tasks.get(&request.task_id, tasks::owner_of(&context))
+        })
+        .await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        traced(request_span("tasks/update", None, &context), async {
+            self.tasks.update(
+                &request.task_id,
+                tasks::owner_of(&context),
+                &request.input_responses,
+            )
+        })
+        .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        traced(request_span("tasks/cancel", None, &context), async {
+            self.tasks
+                .cancel(&request.task_id, tasks::owner_of(&context))
         })
         .await
     }

@@ -124,7 +124,7 @@ pub use prompt::{Prompt, PromptArgument, PromptArguments, PromptError, PromptOut
 pub use resource::{
     Resource, ResourceError, ResourceOutput, ResourcePiece, ResourceTemplate, TemplateVariables,
 };
-pub use tool::Tool;
+pub use tool::{TASK_HINT_KEY, TaskSupport, Tool};
 pub use toolbox::Toolbox;
 
 /// The bindings wit-bindgen generates for the world `wharf:plugin/plugin`.

@@ -37,8 +37,28 @@ pub struct Tool {
     /// Arguments mirrored in `Mcp-Param-*` headers: property and header name.
     header_params: Vec<(Text, Text)>,
     output_schema: Option<fn() -> Value>,
+    task: Option<TaskSupport>,
     handler: Handler,
 }
+
+/// Whether a tool's calls run as tasks (the MCP tasks extension): the client
+/// gets a task id at once and polls for the result, while the tool goes on.
+/// Only clients that declare the extension get tasks; the plugin's manifest
+/// (`[tasks]`) can say the same for tools of a plugin you did not write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskSupport {
+    /// Every call is a task for a client that declares the extension; other
+    /// clients wait for the result as usual.
+    Optional,
+    /// Every call is a task; a client that does not declare the extension is
+    /// refused (-32021) rather than kept waiting.
+    Required,
+}
+
+/// The input-schema key Wharf reads a tool's [`TaskSupport`] from (and takes
+/// out of the schema clients see): the WIT `tool` record stays unchanged, so
+/// older hosts simply ignore it.
+pub const TASK_HINT_KEY: &str = "x-wharf-task";
 
 /// The MCP behaviour hints of a tool; `None` leaves the MCP default.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -65,6 +85,7 @@ impl Tool {
             input_schema: schema::input_schema::<A>,
             header_params: Vec::new(),
             output_schema: None,
+            task: None,
             handler: Box::new(move |arguments| handler(parse_arguments::<A>(arguments)?)),
         }
     }
@@ -83,6 +104,7 @@ impl Tool {
     {
         Self {
             output_schema: Some(schema::output_schema::<T>),
+            task: None,
             ..Self::new(name, move |arguments: A| {
                 ToolOutput::structured(&handler(arguments)?)
             })
@@ -172,6 +194,13 @@ impl Tool {
         self
     }
 
+    /// Runs the tool's calls as tasks (see [`TaskSupport`]): for a long job
+    /// whose client should not hold a request open until it ends.
+    pub fn task(mut self, support: TaskSupport) -> Self {
+        self.task = Some(support);
+        self
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -205,6 +234,19 @@ impl Tool {
         (self.handler)(arguments)
     }
 
+    /// The input schema as Wharf gets it: with the task hint, if any.
+    fn described_input_schema(&self) -> Value {
+        let mut schema = self.input_schema();
+        if let (Some(support), Value::Object(map)) = (self.task, &mut schema) {
+            let hint = match support {
+                TaskSupport::Optional => "optional",
+                TaskSupport::Required => "required",
+            };
+            map.insert(TASK_HINT_KEY.into(), Value::String(hint.into()));
+        }
+        schema
+    }
+
     /// The WIT `tool` record that describes this tool to Wharf.
     pub(crate) fn to_wit(&self) -> wit::Tool {
         let hints = self.hints;
@@ -219,7 +261,7 @@ impl Tool {
             name: self.name.to_string(),
             title: self.title.as_deref().map(str::to_owned),
             description: self.description.as_deref().map(str::to_owned),
-            input_schema: self.input_schema().to_string(),
+            input_schema: self.described_input_schema().to_string(),
             output_schema: self.output_schema().map(|schema| schema.to_string()),
             annotations,
         }
@@ -443,6 +485,22 @@ mod tests {
         let plain = Tool::new("ping", |()| Ok(ToolOutput::new())).to_wit();
         assert_eq!(plain.annotations, None);
         assert_eq!(plain.title, None);
+    }
+
+    #[test]
+    fn a_task_hint_reaches_wharf_in_the_input_schema_only() {
+        let plain = Tool::new("quick", |()| Ok(ToolOutput::text("x")));
+        let schema: Value = serde_json::from_str(&plain.to_wit().input_schema).unwrap();
+        assert!(schema.get(TASK_HINT_KEY).is_none());
+        for (support, hint) in [
+            (TaskSupport::Optional, "optional"),
+            (TaskSupport::Required, "required"),
+        ] {
+            let tool = Tool::new("slow", |()| Ok(ToolOutput::text("x"))).task(support);
+            let schema: Value = serde_json::from_str(&tool.to_wit().input_schema).unwrap();
+            assert_eq!(schema[TASK_HINT_KEY], hint);
+            assert!(tool.input_schema().get(TASK_HINT_KEY).is_none());
+        }
     }
 
     /// Arguments of `route`: the region rides in a header too.

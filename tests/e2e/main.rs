@@ -37,4 +37,5 @@ mod resources;
 mod sandbox;
 mod sdk_examples;
 mod stdio_ids;
+mod tasks;
 mod telemetry;

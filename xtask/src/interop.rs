@@ -25,6 +25,7 @@ const CONFORMANCE_REVISIONS: &[&str] = &["2026-07-28", "2025-11-25"];
 const NODE_TESTS: &[&str] = &[
     "typescript-sdk.test.mjs",
     "typescript-client.test.mjs",
+    "typescript-tasks.test.mjs",
     "elicitation.test.mjs",
     "inspector.test.mjs",
     "readme.test.mjs",

@@ -138,6 +138,11 @@ impl HttpArgs {
     /// The transport's options when bound to `addr`; `call_timeout` (the
     /// default limit of one call) sets the request timeout unless
     /// `--request-timeout-ms` does, and the grace given to calls at shutdown.
+    /// `--session-route`: also the prefix of task ids.
+    pub fn session_route(&self) -> Option<&str> {
+        self.session_route.as_deref()
+    }
+
     pub fn options(
         self,
         addr: SocketAddr,

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use clap::builder::TypedValueParser as _;
 use wharf::audit::AuditLog;
 use wharf::client_input::StateSeal;
 use wharf::http::{HttpOptions, ServiceStatus};
@@ -49,6 +50,18 @@ pub struct ServeArgs {
     /// How long clients may cache list results, in milliseconds (`ttlMs`).
     #[arg(long, default_value_t = 10_000)]
     list_ttl_ms: u64,
+
+    /// How long a task (a tool call answered with `resultType: "task"`) is
+    /// kept after its creation, in seconds; a guest still running then is
+    /// stopped. Clients see it as `ttlMs`.
+    #[arg(long, env = "WHARF_TASK_TTL_SECS", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    task_ttl_secs: u64,
+
+    /// Most tasks kept at once (running or finished, until they expire); a
+    /// call that would make one more is answered -32603 (or, for a tool that
+    /// only becomes a task after `after-ms`, simply runs to its end).
+    #[arg(long, env = "WHARF_MAX_TASKS", default_value_t = wharf::tasks::DEFAULT_MAX_TASKS, value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
+    max_tasks: usize,
 
     /// The limits of one call, for plugins whose manifest sets none.
     #[command(flatten)]
@@ -286,6 +299,9 @@ async fn serve(
         ServerOptions {
             page_size: args.page_size as usize,
             list_ttl: Duration::from_millis(args.list_ttl_ms),
+            task_ttl: Duration::from_secs(args.task_ttl_secs),
+            max_tasks: args.max_tasks,
+            task_route: args.http.session_route().map(String::from),
         },
     )
     .with_metrics(metrics.clone());

@@ -135,7 +135,7 @@ impl RoundBroker {
 
 /// Whether an answer has the shape of its question's result.
 #[allow(deprecated)]
-fn fits(request: &McpInputRequest, value: &Value) -> Result<(), String> {
+pub(super) fn fits(request: &McpInputRequest, value: &Value) -> Result<(), String> {
     fn parse<T: serde::de::DeserializeOwned>(value: &Value, what: &str) -> Result<(), String> {
         serde_json::from_value::<T>(value.clone())
             .map(|_| ())

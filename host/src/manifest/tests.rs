@@ -178,7 +178,8 @@ fn unknown_keys_are_named() {
     assert_eq!(
         parse_err("[network]\n"),
         "invalid manifest /plugins/demo.toml, key `network`: unknown field `network`, \
-         expected one of `limits`, `dir`, `http`, `env`, `config`, `names`, `auth`, `audit` (line 1)"
+         expected one of `limits`, `dir`, `http`, `env`, `config`, `names`, `auth`, `audit`, \
+         `tasks` (line 1)"
     );
     assert_eq!(
         parse_err("[names]\nprefixed = false\n"),

@@ -19,7 +19,16 @@ pub struct ToolSpec {
     /// JSON Schema of the structured output, if any.
     pub output_schema: Option<Map<String, Value>>,
     pub hints: Option<ToolHints>,
+    /// The plugin's own word on tasks (`"x-wharf-task"` in its input schema,
+    /// taken out of the schema clients see): `Some(false)` makes every call a
+    /// task for clients that declare the extension, `Some(true)` also refuses
+    /// clients that do not.
+    pub task_hint: Option<bool>,
 }
+
+/// The input-schema key that carries a tool's task hint (`"optional"` or
+/// `"required"`); the SDK's `Tool::task` writes it.
+pub const TASK_HINT_KEY: &str = "x-wharf-task";
 
 /// Behaviour hints a plugin gives for a tool (MCP tool annotations).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -139,6 +148,8 @@ pub enum SpecError {
     InputSchemaJson(String),
     #[error("its input schema must be a JSON object with \"type\": \"object\"")]
     InputSchemaNotObject,
+    #[error("its task hint (`x-wharf-task`) must be \"optional\" or \"required\", not {0}")]
+    TaskHint(String),
     #[error("its output schema is not valid JSON: {0}")]
     OutputSchemaJson(String),
     #[error("its output schema must be a JSON object")]
@@ -151,9 +162,15 @@ impl ToolSpec {
     pub(crate) fn from_wit(tool: wit::Tool) -> Result<Self, SpecError> {
         let input: Value = serde_json::from_str(&tool.input_schema)
             .map_err(|e| SpecError::InputSchemaJson(e.to_string()))?;
-        let input_schema = match input {
+        let mut input_schema = match input {
             Value::Object(map) if map.get("type") == Some(&Value::String("object".into())) => map,
             _ => return Err(SpecError::InputSchemaNotObject),
+        };
+        let task_hint = match input_schema.remove(TASK_HINT_KEY) {
+            None => None,
+            Some(Value::String(hint)) if hint == "optional" => Some(false),
+            Some(Value::String(hint)) if hint == "required" => Some(true),
+            Some(other) => return Err(SpecError::TaskHint(other.to_string())),
         };
         let output_schema = match tool.output_schema {
             None => None,
@@ -176,6 +193,7 @@ impl ToolSpec {
                 idempotent: a.idempotent_hint,
                 open_world: a.open_world_hint,
             }),
+            task_hint,
         })
     }
 }
@@ -274,6 +292,24 @@ mod tests {
         assert_eq!(
             ToolSpec::from_wit(wit_tool(r#"{"type":"object"}"#, Some("[1]"))),
             Err(SpecError::OutputSchemaNotObject)
+        );
+    }
+
+    #[test]
+    fn the_task_hint_is_read_and_taken_out_of_the_schema() {
+        for (hint, expected) in [("optional", Some(false)), ("required", Some(true))] {
+            let schema = format!(r#"{{"type":"object","x-wharf-task":"{hint}"}}"#);
+            let spec = ToolSpec::from_wit(wit_tool(&schema, None)).unwrap();
+            assert_eq!(spec.task_hint, expected);
+            assert!(!spec.input_schema.contains_key(TASK_HINT_KEY));
+        }
+        let plain = ToolSpec::from_wit(wit_tool(r#"{"type":"object"}"#, None)).unwrap();
+        assert_eq!(plain.task_hint, None);
+        let bad = ToolSpec::from_wit(wit_tool(r#"{"type":"object","x-wharf-task":1}"#, None));
+        assert_eq!(bad, Err(SpecError::TaskHint("1".into())));
+        assert_eq!(
+            SpecError::TaskHint("1".into()).to_string(),
+            "its task hint (`x-wharf-task`) must be \"optional\" or \"required\", not 1"
         );
     }
 

@@ -46,12 +46,7 @@ impl WharfServer {
             events,
             input: None,
             trace: call_trace(),
-            caller: super::caller::caller_of(context).map(|c| {
-                Arc::new(CallerIdentity {
-                    subject: c.subject,
-                    scopes: c.scopes.into_iter().collect(),
-                })
-            }),
+            caller: caller_identity(context),
         };
         (call, forwarder)
     }
@@ -82,7 +77,7 @@ impl WharfServer {
 }
 
 /// The call's place in the request's trace, when traces are exported.
-fn call_trace() -> CallTrace {
+pub(super) fn call_trace() -> CallTrace {
     let span = tracing::Span::current();
     if span.is_disabled() {
         return CallTrace::default();
@@ -91,4 +86,15 @@ fn call_trace() -> CallTrace {
         traceparent: current_traceparent().map(Into::into),
         span: Some(span),
     }
+}
+
+/// Who made the request, as the guest's `host.caller` may tell it: the OAuth
+/// caller's subject and scopes, when an access token let the request in.
+pub(super) fn caller_identity(context: &RequestContext<RoleServer>) -> Option<Arc<CallerIdentity>> {
+    super::caller::caller_of(context).map(|c| {
+        Arc::new(CallerIdentity {
+            subject: c.subject,
+            scopes: c.scopes.into_iter().collect(),
+        })
+    })
 }

@@ -1,9 +1,13 @@
 //! `tools/call`: checks the arguments, runs the tool in a round (which may ask
 //! the client for input), records the call in the metrics and the audit
-//! trail, and answers with the tool's result or a tool execution error.
+//! trail, and answers with the tool's result or a tool execution error. A
+//! call that becomes a task (its tool's `[tasks]`, for a client that declared
+//! the extension) goes on in `task_call.rs`.
 //! (`tools/list` is one line of the handler, on [`super::pages`].)
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock,
+};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
@@ -12,11 +16,14 @@ use super::call_audit::CallAudit;
 use super::convert::mcp_result;
 use super::resources::expose_links;
 use super::round::Round;
+use super::task_call::TaskCall;
 use super::{WharfServer, caller};
 use crate::audit::CallOutcome as Audited;
 use crate::client_input::Binding;
-use crate::metrics::CallOutcome;
-use crate::runtime::{CallFailure, Plugin};
+use crate::manifest::TaskStart;
+use crate::metrics::{CallOutcome, CallTimer};
+use crate::registry::{ExposedTool, ToolSet};
+use crate::runtime::{CallFailure, CallOutput, Plugin};
 use crate::telemetry::request_span::record_tool_error;
 use crate::trace_context::SPAN_TARGET;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
@@ -65,6 +72,29 @@ pub(super) async fn call(
         .into());
     }
 
+    let mode = set.task_mode(tool);
+    let tasks_declared = tasks_declared(&context);
+    if mode.required && !tasks_declared {
+        timer.finish(CallOutcome::Error);
+        finish(audit, Audited::ProtocolError, None);
+        return Err(McpError::missing_required_client_capability(
+            ClientCapabilities::builder().enable_tasks().build(),
+        ));
+    }
+    if tasks_declared && mode.start != TaskStart::Never {
+        let call = TaskCall {
+            set: set.clone(),
+            tool: request.name.to_string(),
+            arguments,
+            input_responses: request.input_responses,
+            request_state: request.request_state,
+            start: mode.start,
+            audit,
+            timer,
+        };
+        return call.run(server, context).await;
+    }
+
     let binding = Binding {
         method: "tools/call",
         name: &request.name,
@@ -97,6 +127,30 @@ pub(super) async fn call(
             return Err(error);
         }
     };
+    answer(&set, tool, outcome, audit, timer).map(Into::into)
+}
+
+/// Whether the request declared the tasks extension. Wharf makes tasks of
+/// 2026-07-28 requests only (whose `_meta` names the client's capabilities);
+/// a legacy session never gets one.
+pub(super) fn tasks_declared(context: &RequestContext<RoleServer>) -> bool {
+    context.meta.protocol_version().is_some()
+        && context
+            .meta
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks())
+}
+
+/// The answer to a call the plugin ran (to its end), recorded in the metrics
+/// and the audit trail: the tool's result, a tool execution error, or a
+/// protocol error.
+pub(super) fn answer(
+    set: &ToolSet,
+    tool: &ExposedTool,
+    outcome: Result<CallOutput, CallFailure>,
+    audit: Option<CallAudit>,
+    timer: CallTimer,
+) -> Result<CallToolResult, McpError> {
     let failed = !matches!(&outcome, Ok(output) if !output.is_error);
     timer.finish(if failed {
         CallOutcome::Error
@@ -113,12 +167,12 @@ pub(super) async fn call(
             };
             finish(audit, audited, None);
             let _span = tracing::info_span!(target: SPAN_TARGET, "convert output").entered();
-            expose_links(&set, plugin.name(), &mut output.content);
-            Ok(mcp_result(output).into())
+            expose_links(set, tool.plugin().name(), &mut output.content);
+            Ok(mcp_result(output))
         }
         Err(CallFailure::UnknownTool(_)) => {
             finish(audit, Audited::UnknownTool, None);
-            Err(unknown_tool(&request.name))
+            Err(unknown_tool(tool.name()))
         }
         Err(failure @ CallFailure::ArgumentsTooLarge { limit }) => {
             finish(audit, Audited::ProtocolError, failure.limit());
@@ -131,7 +185,10 @@ pub(super) async fn call(
             record_tool_error();
             finish(audit, Audited::Failed, failure.limit());
             tracing::warn!(tool = tool.name(), "call failed: {failure}");
-            Ok(tool_error(format!("Tool `{}` failed: {failure}", tool.name())).into())
+            Ok(tool_error(format!(
+                "Tool `{}` failed: {failure}",
+                tool.name()
+            )))
         }
     }
 }
@@ -146,7 +203,7 @@ fn record_plugin(plugin: &Plugin) {
 }
 
 /// Writes the audit line of the call, if the audit trail is on.
-fn finish(audit: Option<CallAudit>, outcome: Audited, limit: Option<&'static str>) {
+pub(super) fn finish(audit: Option<CallAudit>, outcome: Audited, limit: Option<&'static str>) {
     if let Some(audit) = audit {
         audit.finish(outcome, limit);
     }

@@ -303,6 +303,7 @@ fn params_problem(method: &str, params: Option<Value>) -> String {
         InitializeRequestParams, PaginatedRequestParams, ReadResourceRequestParams,
         SubscriptionsListenRequestParams,
     };
+    use rmcp::model::{CancelTaskParams, GetTaskParams, UpdateTaskParams};
     fn check<T: serde::de::DeserializeOwned>(params: Option<Value>) -> Option<String> {
         serde_json::from_value::<T>(params.unwrap_or(Value::Null))
             .err()
@@ -315,6 +316,9 @@ fn params_problem(method: &str, params: Option<Value>) -> String {
         "prompts/get" => check::<GetPromptRequestParams>(params),
         "completion/complete" => check::<CompleteRequestParams>(params),
         "subscriptions/listen" => check::<SubscriptionsListenRequestParams>(params),
+        "tasks/get" => check::<GetTaskParams>(params),
+        "tasks/update" => check::<UpdateTaskParams>(params),
+        "tasks/cancel" => check::<CancelTaskParams>(params),
         "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
             check::<PaginatedRequestParams>(params)
         }

@@ -162,6 +162,7 @@ fn typed_check(method: &str) -> Option<Check> {
         PingRequest, ReadResourceRequest, SetLevelRequest, SubscribeRequest,
         SubscriptionsListenRequest, UnsubscribeRequest,
     };
+    use rmcp::model::{CancelTaskRequest, GetTaskRequest, UpdateTaskRequest};
     fn check<T: DeserializeOwned>(body: &[u8]) -> Option<String> {
         let error = serde_json::from_slice::<T>(body).err()?;
         // The position is in the body, which the client has; the stdio screen
@@ -186,6 +187,9 @@ fn typed_check(method: &str) -> Option<Check> {
         "subscriptions/listen" => check::<SubscriptionsListenRequest>,
         "completion/complete" => check::<CompleteRequest>,
         "logging/setLevel" => check::<SetLevelRequest>,
+        "tasks/get" => check::<GetTaskRequest>,
+        "tasks/update" => check::<UpdateTaskRequest>,
+        "tasks/cancel" => check::<CancelTaskRequest>,
         _ => return None,
     };
     Some(check)

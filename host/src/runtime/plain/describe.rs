@@ -140,6 +140,7 @@ fn add(
                 input_schema: schema::input_schema(&signature),
                 output_schema: schema::output_schema(&signature),
                 hints: None,
+                task_hint: None,
             };
             tools.push(PlainTool {
                 spec,

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 mod asking;
+mod tasks;
 
 use serde_json::{Value, json};
 use wharf_sdk::{
@@ -342,4 +343,4 @@ fn toolbox() -> Toolbox {
         )
 }
 
-wharf_sdk::export_plugin!(|| asking::add(toolbox()));
+wharf_sdk::export_plugin!(|| tasks::add(asking::add(toolbox())));
