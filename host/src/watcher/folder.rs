@@ -167,7 +167,11 @@ mod tests {
                 if event.paths.contains(&file) {
                     break;
                 }
-                assert_eq!(event.paths, [path.clone()], "only the folder's own events");
+                assert_eq!(
+                    event.paths,
+                    std::slice::from_ref(&path),
+                    "only the folder's own events"
+                );
             }
         })
         .await
