@@ -15,8 +15,20 @@ use crate::http_client::post;
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 const MANIFEST: &str = include_str!("../interop/conformance/conformance.toml");
 
+/// The conformance fixture with its manifest and the state folder the
+/// manifest grants (the list-changing tools keep their state there).
+fn fixture_dir() -> tempfile::TempDir {
+    let dir = plugin_dir(&["conformance"]);
+    std::fs::write(dir.path().join("conformance.toml"), MANIFEST).unwrap();
+    std::fs::create_dir(dir.path().join("conformance-state")).unwrap();
+    dir
+}
+
 fn serve(flags: &[&str]) -> Wharf {
-    Wharf::start_with_manifests(&["conformance"], &[("conformance", MANIFEST)], flags)
+    let dir = fixture_dir();
+    let mut wharf = Wharf::start_in(dir.path(), flags);
+    wharf.keep_dir(dir);
+    wharf
 }
 
 /// `_meta` declaring `capabilities`.
@@ -420,8 +432,7 @@ fn http_request(
 
 #[test]
 fn over_http_task_ids_carry_the_route_and_mcp_name_must_match() {
-    let dir = plugin_dir(&["conformance"]);
-    std::fs::write(dir.path().join("conformance.toml"), MANIFEST).unwrap();
+    let dir = fixture_dir();
     let wharf = Wharf::start_in(
         dir.path(),
         &["--http", "127.0.0.1:0", "--session-route", "pod-7"],
