@@ -13,7 +13,8 @@
 //! (npm packages under the example, from its package-lock); a missing system
 //! toolchain stops the build with a message naming what to install.
 
-mod component;
+use wharf_componentize as component;
+
 mod languages;
 mod toolchains;
 
@@ -265,8 +266,8 @@ fn check_exports(example: &Example, component: &[u8]) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::component::{self, Wit};
     use super::*;
+    use wharf_componentize::{self as component, Wit};
 
     fn example(name: &str) -> &'static Example {
         EXAMPLES.iter().find(|e| e.name == name).unwrap()

@@ -11,7 +11,7 @@ mod deploy;
 mod docs;
 mod examples;
 mod fuzz;
-mod install;
+use wharf_componentize::install;
 mod interop;
 mod soak;
 

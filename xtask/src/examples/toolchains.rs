@@ -15,8 +15,8 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use super::{Example, Language};
-use crate::install::{npm_ci, venv};
 use crate::root;
+use wharf_componentize::install::{npm_ci, venv};
 
 /// The apt packages the C example needs.
 pub const C_PACKAGES: &str = "clang-19 lld-19 libclang-rt-19-dev-wasm32 wasi-libc";
