@@ -29,14 +29,28 @@ pub struct Wit {
 impl Wit {
     /// `wit_dir` parsed the way `wasm-tools component embed WIT_DIR --world WORLD` does.
     pub fn load(wit_dir: &Path, world: &str) -> Result<Self> {
+        Self::load_world(wit_dir, Some(world))
+    }
+
+    /// `wit_dir` with `world` chosen, or, for `None`, the package's only world.
+    pub fn load_world(wit_dir: &Path, world: Option<&str>) -> Result<Self> {
         let mut resolve = Resolve::default();
         let (package, _) = resolve
             .push_path(wit_dir)
             .with_context(|| format!("parsing the WIT in {}", wit_dir.display()))?;
-        let world = resolve
-            .select_world(&[package], Some(world))
-            .with_context(|| format!("finding world `{world}` in {}", wit_dir.display()))?;
+        let world = resolve.select_world(&[package], world).with_context(|| {
+            format!(
+                "finding world `{}` in {}",
+                world.unwrap_or("(the only one)"),
+                wit_dir.display()
+            )
+        })?;
         Ok(Self { resolve, world })
+    }
+
+    /// The chosen world's name.
+    pub fn world_name(&self) -> &str {
+        &self.resolve.worlds[self.world].name
     }
 
     /// The world's exported functions, as tool suffixes: `f` for a top-level

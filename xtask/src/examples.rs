@@ -18,6 +18,8 @@ use wharf_componentize as component;
 mod languages;
 mod toolchains;
 
+pub use toolchains::author_env;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -320,6 +320,7 @@ fn test() -> Result<()> {
     let oras_python = oras_python()?;
     run(cargo()
         .args(["test", "--workspace"])
+        .envs(examples::author_env())
         .env("WHARF_TEST_ORAS_PYTHON", &oras_python)
         .env("WHARF_TEST_PLUGINS", root().join("target/plugins"))
         .env(

