@@ -196,14 +196,20 @@ fn build_cached(example: &Example) -> Result<PathBuf> {
 }
 
 /// SHA-256 over the example's files (not `node_modules/`), the toolchain's
-/// version and the build code in this module.
+/// version and the build code (this module and the `wharf-componentize` crate).
 fn stamp(example: &Example, toolchain: &str) -> Result<String> {
     let mut hasher = Sha256::new();
     hasher.update(toolchain.as_bytes());
     hasher.update([0]);
     let xtask = root().join("xtask");
-    let mut inputs = vec![xtask.join("Cargo.toml"), xtask.join("src/examples.rs")];
+    let componentize = root().join("componentize");
+    let mut inputs = vec![
+        xtask.join("Cargo.toml"),
+        xtask.join("src/examples.rs"),
+        componentize.join("Cargo.toml"),
+    ];
     files_under(&xtask.join("src/examples"), &mut inputs)?;
+    files_under(&componentize.join("src"), &mut inputs)?;
     files_under(&example.source_dir(), &mut inputs)?;
     let root = root();
     for file in inputs {
