@@ -171,37 +171,7 @@ fn c_new_build_serve_call() {
 fn dev_rebuilds_on_save() {
     let (_tmp, project) = new_project("c");
     let plugins = tempfile::tempdir().unwrap();
-    let mut child = wharf()
-        .arg("dev")
-        .arg(&project)
-        .arg("--plugins")
-        .arg(plugins.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let next = |prefix: &str| -> String {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no `{prefix}` line from wharf dev"));
-            if line.starts_with(prefix) {
-                return line;
-            }
-        }
-    };
+    let (mut child, next) = start_dev(&project, plugins.path(), &[]);
     next("wharf dev: watching");
     let dest = plugins.path().join(format!("{NAME}.wasm"));
     let first = next("wharf dev: built");
@@ -238,6 +208,118 @@ fn dev_rebuilds_on_save() {
 
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// `wharf dev PROJECT --plugins PLUGINS FLAGS...`, and a function returning
+/// its next stdout line starting with a prefix (panicking after PATIENCE).
+fn start_dev(
+    project: &Path,
+    plugins: &Path,
+    flags: &[&str],
+) -> (std::process::Child, impl Fn(&str) -> String + use<>) {
+    let mut child = wharf()
+        .arg("dev")
+        .arg(project)
+        .arg("--plugins")
+        .arg(plugins)
+        .args(flags)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = move |prefix: &str| -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no `{prefix}` line from wharf dev"));
+            if line.starts_with(prefix) {
+                return line;
+            }
+        }
+    };
+    (child, next)
+}
+
+/// `wharf dev --serve`: prints the client snippet, serves the plugin folder
+/// over HTTP (the new plugin is listed and called there), and the server
+/// ends with `wharf dev`.
+#[test]
+fn dev_serve_serves_the_plugin_folder() {
+    let (_tmp, project) = new_project("c");
+    let plugins = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let (mut child, next) = start_dev(&project, plugins.path(), &["--serve", "--listen", &listen]);
+    next(&format!(
+        "wharf dev: serving {} at http://{listen}/mcp",
+        plugins.path().display()
+    ));
+    next(&format!("      \"url\": \"http://{listen}/mcp\""));
+    next("wharf dev: built");
+    let addr: std::net::SocketAddr = listen.parse().unwrap();
+    let list =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": modern(json!({}))});
+    let headers = [
+        ("MCP-Protocol-Version", MODERN),
+        ("Mcp-Method", "tools/list"),
+    ];
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let listed = std::net::TcpStream::connect(addr).is_ok()
+            && crate::http_client::post(addr, &headers, &list).json()["result"]["tools"][0]["name"]
+                == "greeter_greet";
+        if listed {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the served folder never listed greeter_greet"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let call_body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": modern(json!({"name": "greeter_greet", "arguments": {"name": "Ada"}}))});
+    let answer = crate::http_client::post(
+        addr,
+        &[
+            ("MCP-Protocol-Version", MODERN),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "greeter_greet"),
+        ],
+        &call_body,
+    )
+    .json();
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "Hello, Ada!",
+        "{answer}"
+    );
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    while std::net::TcpStream::connect(addr).is_ok() {
+        assert!(
+            Instant::now() < deadline,
+            "the child server outlived wharf dev"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
 
 /// Runs a wharf command that must fail; returns its stderr.
