@@ -81,6 +81,9 @@ pub fn author_env() -> Vec<(&'static str, PathBuf)> {
         ("WHARF_TSC", js.join("tsc")),
         ("WHARF_COMPONENTIZE_PY", componentize_py()),
         ("WHARF_GO", go()),
+        // The Go example's build cache: Go's standard library for wasip1 is
+        // already compiled there.
+        ("GOCACHE", root().join("target/examples/go-roman/go-cache")),
     ]
 }
 
