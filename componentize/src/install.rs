@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 pub fn run(cmd: &mut Command) -> Result<()> {
     eprintln!("running {cmd:?}");
     let status = cmd
-        .stdout(std::process::Stdio::inherit())
+        .stdout(std::io::stderr())
         .status()
         .with_context(|| format!("starting {cmd:?}"))?;
     if !status.success() {
