@@ -23,6 +23,8 @@ fn main() {
         root.join("wit"),
         root.join("plugin-sdk"),
         root.join("uri-template"),
+        root.join("sdk/typescript"),
+        root.join("sdk/python/wharf_sdk"),
         root.join("Cargo.toml"),
     ] {
         println!("cargo:rerun-if-changed={}", watched.display());
@@ -85,7 +87,46 @@ fn main() {
         }
     }
     code.push_str("];\n");
+
+    // The TypeScript SDK as `wharf-sdk/` (an npm package the project names
+    // `file:./wharf-sdk`), the Python SDK as the `wharf_sdk/` package.
+    let typescript = root.join("sdk/typescript");
+    let mut typescript_files = vec![
+        typescript.join("package.json"),
+        typescript.join("README.md"),
+    ];
+    typescript_files.extend(files_under(&typescript.join("src")));
+    embed_list(
+        &mut code,
+        "TYPESCRIPT_SDK",
+        "The TypeScript SDK, as vendored into a project's `wharf-sdk/`.",
+        &typescript,
+        &typescript_files,
+    );
+    let python = root.join("sdk/python/wharf_sdk");
+    embed_list(
+        &mut code,
+        "PYTHON_SDK",
+        "The Python SDK package, as vendored into a project's `wharf_sdk/`.",
+        &python,
+        &files_under(&python),
+    );
     std::fs::write(out_dir.join("embedded.rs"), code).unwrap();
+}
+
+/// `pub static NAME: &[(&str, &[u8])]`: each of `files`, named relative to `base`.
+fn embed_list(code: &mut String, name: &str, doc: &str, base: &Path, files: &[PathBuf]) {
+    writeln!(code, "/// {doc}\npub static {name}: &[(&str, &[u8])] = &[").unwrap();
+    for file in files {
+        writeln!(
+            code,
+            "    ({:?}, include_bytes!({:?})),",
+            relative(file, base),
+            file.display()
+        )
+        .unwrap();
+    }
+    code.push_str("];\n");
 }
 
 /// A member's `Cargo.toml` without workspace inheritance: each
@@ -146,6 +187,11 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
         .collect();
     entries.sort();
     for path in entries {
+        // Caches a local test run leaves behind are not sources.
+        let name = path.file_name().unwrap().to_string_lossy();
+        if name == "__pycache__" || name == "node_modules" || name.ends_with(".pyc") {
+            continue;
+        }
         if path.is_dir() {
             out.extend(files_under(&path));
         } else {

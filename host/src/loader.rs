@@ -442,6 +442,38 @@ impl PluginFolder {
         self.noted.insert(path.to_path_buf(), text);
     }
 
+    /// Asks the plugin `name` again for the lists it said changed
+    /// (`lists.changed`) and keeps the result as its current version, its
+    /// file and manifest unchanged: whether it was replaced (the caller then
+    /// swaps [`Self::tool_set`] into the registry, as after a scan). A plugin
+    /// that is gone, or whose re-listing fails (logged), keeps what it had.
+    pub async fn relist(&mut self, name: &str) -> bool {
+        let Some(loaded) = self.loaded.get_mut(name) else {
+            return false;
+        };
+        match loaded.plugin.relisted().await {
+            Ok(Some(plugin)) => {
+                tracing::info!(
+                    plugin = name,
+                    tools = plugin.tools().len(),
+                    prompts = plugin.prompts().len(),
+                    resources = plugin.resources().len() + plugin.templates().len(),
+                    "plugin listed again: it said its lists changed"
+                );
+                loaded.plugin = Arc::new(plugin);
+                true
+            }
+            Ok(None) => false,
+            Err(error) => {
+                tracing::error!(
+                    plugin = name,
+                    "listing the plugin again failed: {error}; it keeps its lists"
+                );
+                false
+            }
+        }
+    }
+
     /// Writes the audit line of each change `report` lists: a plugin loaded
     /// (with the digest it replaced, from `before`, the set served before
     /// the scan), removed, or failed to load; and tells `audit` which

@@ -56,6 +56,10 @@ pub struct AuthSection {
     /// `[auth.tools]`: more scopes for one tool, by the plugin's own name for it.
     #[serde(default)]
     pub tools: BTreeMap<String, Vec<String>>,
+    /// Whether the plugin may learn who calls it (subject and scopes, never
+    /// the token) through the `host.caller` import.
+    #[serde(default)]
+    pub caller: bool,
 }
 
 /// The scopes a plugin's tools need, resolved from `[auth]`.
@@ -382,6 +386,7 @@ pub fn resolve(
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            caller: manifest.auth.caller,
         },
         prefix_names: manifest.names.prefix.unwrap_or(true),
         scopes: resolve_scopes(&manifest.auth)?,

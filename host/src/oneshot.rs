@@ -243,7 +243,7 @@ pub struct GrantsReport {
 }
 
 /// The imports that need a grant, grouped by capability. Imports every component
-/// gets (clocks, random, stdio, the `host` interface) are left out.
+/// gets (clocks, random, stdio, the `host` and `lists` interfaces) are left out.
 pub fn permissions(imports: &[String]) -> Vec<Permission> {
     const CAPABILITIES: &[(&str, &str, &str)] = &[
         ("wasi:filesystem/", "filesystem", "[[dir]]"),

@@ -16,6 +16,9 @@ pub const SUPPORTED_VERSIONS: &[ProtocolVersion] = &[
     ProtocolVersion::V_2024_11_05,
 ];
 
+/// The `_meta` key a 2026-07-28 request names its revision under.
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
 /// The first protocol revision without the `initialize` handshake.
 pub const FIRST_STATELESS_VERSION: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 

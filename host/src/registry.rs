@@ -7,7 +7,8 @@
 //!
 //! Beside the set: `tools`, `prompts` and `resources` (what clients see of
 //! each), `arguments` (checking a call's arguments against the tool's input
-//! schema), `names` (exposed names and who claimed them), `listing` (sorted
+//! schema), `headers` (the `x-mcp-header` arguments a tool mirrors in HTTP
+//! headers), `names` (exposed names and who claimed them), `listing` (sorted
 //! listings and their pages) and `digest` (which plugin files the set holds).
 
 use std::sync::Arc;
@@ -21,6 +22,7 @@ use crate::runtime::Plugin;
 
 mod arguments;
 mod digest;
+mod headers;
 mod listing;
 mod names;
 mod prompts;
@@ -29,6 +31,7 @@ mod tools;
 
 use arguments::ArgumentSchema;
 pub use digest::{PluginSetDigest, PluginVersion};
+pub use headers::{HeaderAnnotationError, ParamHeader};
 use listing::{Listing, Named};
 use names::Claims;
 pub use names::Naming;
@@ -104,10 +107,22 @@ impl ToolSet {
                         continue;
                     }
                 };
+                let param_headers = match headers::param_headers(&spec.input_schema) {
+                    Ok(found) => found,
+                    Err(error) => {
+                        tracing::warn!(
+                            plugin = plugin.name(),
+                            tool = %spec.name,
+                            "tool left out: {error}"
+                        );
+                        continue;
+                    }
+                };
                 let Some(name) = tool_names.claim(plugin, *naming, "tool", &spec.name) else {
                     continue;
                 };
                 tools.push(ExposedTool {
+                    param_headers,
                     name,
                     plugin: plugin.clone(),
                     spec: index,

@@ -14,12 +14,18 @@
 //! loaded from it keep serving (a deploy that swaps the folder should not take
 //! the tools away meanwhile); deleting the files themselves removes them.
 //!
+//! A plugin may also say its lists changed (`lists.changed`, see
+//! `runtime::list_changes`): the same task asks it again ([`relists`] paces
+//! that), keeps the new lists in the folder's state and swaps the tool set in,
+//! so listeners hear of it as of a file change.
+//!
 //! Registry references (`NAME.oci`) change without a file event: when the
 //! folder has a registry source, the task also scans every poll interval
 //! (`--oci-poll-secs`), and the source decides which tags are due a look.
 
 mod file_states;
 mod folder;
+pub mod relists;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +41,7 @@ use crate::registry::Registry;
 use file_states::{FileStates, relevant};
 pub use folder::FOLDER_CHECK;
 use folder::{FolderChange, WatchedFolder};
+use relists::RelistQueue;
 
 /// Quiet time that ends a burst of events.
 pub const DEBOUNCE: Duration = Duration::from_millis(15);
@@ -65,6 +72,8 @@ enum Wake {
     FolderCheck,
     /// Time to look at the registry tags again.
     Poll,
+    /// A plugin's turn to be listed again.
+    Relist(Arc<str>),
     /// The watch is gone for good (the process is ending).
     Closed,
 }
@@ -79,7 +88,8 @@ impl FolderWatch {
         })
     }
 
-    /// Keeps the registry in step with `folder` until the process ends,
+    /// Keeps the registry in step with `folder` (and with the plugins that
+    /// say their lists changed, from `relists`) until the process ends,
     /// writing each plugin change to `audit` if there is one.
     pub fn spawn(
         self,
@@ -87,8 +97,9 @@ impl FolderWatch {
         registry: Arc<Registry>,
         metrics: Arc<Metrics>,
         audit: Option<Arc<AuditLog>>,
+        relists: Option<RelistQueue>,
     ) -> tokio::task::JoinHandle<()> {
-        tokio::spawn(self.run(folder, registry, metrics, audit))
+        tokio::spawn(self.run(folder, registry, metrics, audit, relists))
     }
 
     async fn run(
@@ -97,6 +108,7 @@ impl FolderWatch {
         registry: Arc<Registry>,
         metrics: Arc<Metrics>,
         audit: Option<Arc<AuditLog>>,
+        mut relists: Option<RelistQueue>,
     ) {
         // Owned by the task: dropping the watch would stop the events.
         let Self {
@@ -122,6 +134,7 @@ impl FolderWatch {
                 _ = sleep_until(recheck) => Wake::Recheck,
                 _ = checks.tick() => Wake::FolderCheck,
                 _ = polls.tick(), if poll_every.is_some() => Wake::Poll,
+                name = next_relist(&mut relists) => Wake::Relist(name),
             };
             let mut dirty = matches!(wake, Wake::Recheck | Wake::Poll);
             match wake {
@@ -136,6 +149,10 @@ impl FolderWatch {
                             Err(_) => break,
                         }
                     }
+                }
+                Wake::Relist(name) => {
+                    relist(&mut plugins, &name, &registry).await;
+                    continue;
                 }
                 Wake::Recheck | Wake::FolderCheck | Wake::Poll => {}
             }
@@ -196,6 +213,46 @@ impl FolderWatch {
                 }
             }
         }
+    }
+}
+
+/// Serves the plugins' `lists.changed` for a folder that is not watched
+/// (`--no-watch`): the only changes the registry then sees.
+pub fn spawn_relists(
+    mut plugins: PluginFolder,
+    registry: Arc<Registry>,
+    mut relists: RelistQueue,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            let name = relists.next().await;
+            relist(&mut plugins, &name, &registry).await;
+        }
+    })
+}
+
+/// Lists the plugin `name` again and, if it was, swaps the set in.
+async fn relist(plugins: &mut PluginFolder, name: &str, registry: &Registry) {
+    let started = Instant::now();
+    if !plugins.relist(name).await {
+        return;
+    }
+    let changes = registry.replace(plugins.tool_set());
+    tracing::info!(
+        plugin = name,
+        tools_changed = changes.tools,
+        prompts_changed = changes.prompts,
+        resources_changed = changes.resources,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "plugin lists swapped in"
+    );
+}
+
+/// The next plugin to list again, or never without a queue.
+async fn next_relist(relists: &mut Option<RelistQueue>) -> Arc<str> {
+    match relists {
+        Some(queue) => queue.next().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -34,6 +34,8 @@ pub struct Tool {
     description: Option<Text>,
     hints: Hints,
     input_schema: fn() -> Value,
+    /// Arguments mirrored in `Mcp-Param-*` headers: property and header name.
+    header_params: Vec<(Text, Text)>,
     output_schema: Option<fn() -> Value>,
     handler: Handler,
 }
@@ -61,6 +63,7 @@ impl Tool {
             description: None,
             hints: Hints::default(),
             input_schema: schema::input_schema::<A>,
+            header_params: Vec::new(),
             output_schema: None,
             handler: Box::new(move |arguments| handler(parse_arguments::<A>(arguments)?)),
         }
@@ -111,6 +114,27 @@ impl Tool {
         self
     }
 
+    /// Asks clients to repeat the argument `property` (a top-level `string`,
+    /// `integer` or `boolean` field; not an `Option`, whose schema type is
+    /// `["string", "null"]`: use `#[serde(default)]`) in the HTTP header `Mcp-Param-{header}`
+    /// (`x-mcp-header`, SEP-2243), so that a gateway can route the call by it
+    /// without reading the body; Wharf refuses a call whose header and body
+    /// disagree. `header` is an HTTP token (letters, digits, `-`, ...), unique
+    /// among the tool's without regard to case; Wharf leaves out, with a
+    /// warning, a tool whose annotations break these rules. Never mark a
+    /// secret: headers are logged by proxies.
+    ///
+    /// The same can be said on the field itself, with schemars:
+    /// `#[schemars(extend("x-mcp-header" = "Region"))]`.
+    pub fn header_param(
+        mut self,
+        property: impl Into<Cow<'static, str>>,
+        header: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        self.header_params.push((property.into(), header.into()));
+        self
+    }
+
     /// Sets the short human-readable name shown by clients.
     pub fn title(mut self, title: impl Into<Cow<'static, str>>) -> Self {
         self.title = Some(title.into());
@@ -153,9 +177,20 @@ impl Tool {
         &self.name
     }
 
-    /// The JSON Schema of the arguments (generated on each call of this method).
+    /// The JSON Schema of the arguments (generated on each call of this
+    /// method), with the [`header_param`](Self::header_param)s marked.
     pub fn input_schema(&self) -> Value {
-        (self.input_schema)()
+        let mut schema = (self.input_schema)();
+        for (property, header) in &self.header_params {
+            if let Some(property) = schema
+                .get_mut("properties")
+                .and_then(|properties| properties.get_mut(property.as_ref()))
+                .and_then(Value::as_object_mut)
+            {
+                property.insert("x-mcp-header".into(), header.as_ref().into());
+            }
+        }
+        schema
     }
 
     /// The JSON Schema of the structured content, for a [`structured`](Self::structured)
@@ -408,5 +443,29 @@ mod tests {
         let plain = Tool::new("ping", |()| Ok(ToolOutput::new())).to_wit();
         assert_eq!(plain.annotations, None);
         assert_eq!(plain.title, None);
+    }
+
+    /// Arguments of `route`: the region rides in a header too.
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Routed {
+        #[schemars(extend("x-mcp-header" = "Region"))]
+        region: String,
+        tenant: String,
+        count: Option<u32>,
+    }
+
+    #[test]
+    fn header_params_mark_their_properties() {
+        let tool = Tool::new("route", |_: Routed| Ok(ToolOutput::text("ok")))
+            .header_param("tenant", "Tenant")
+            .header_param("absent", "Nowhere");
+        let schema = tool.input_schema();
+        assert_eq!(schema["properties"]["region"]["x-mcp-header"], "Region");
+        assert_eq!(schema["properties"]["tenant"]["x-mcp-header"], "Tenant");
+        assert_eq!(schema["properties"]["count"].get("x-mcp-header"), None);
+        assert_eq!(schema["properties"].get("absent"), None);
+        let listed: Value = serde_json::from_str(&tool.to_wit().input_schema).unwrap();
+        assert_eq!(listed["properties"]["tenant"]["x-mcp-header"], "Tenant");
     }
 }

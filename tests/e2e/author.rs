@@ -15,7 +15,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Instant;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::harness::*;
 
@@ -104,8 +104,8 @@ fn build(project: &Path) -> PathBuf {
 }
 
 /// Serves the component alone; it lists `greeter_greet`, described, and
-/// greets through a `tools/call`.
-fn serve_list_and_call(component: &Path) {
+/// greets through a `tools/call` with `arguments`.
+fn serve_list_and_call(component: &Path, arguments: Value) {
     let plugins = tempfile::tempdir().expect("temp dir");
     std::fs::copy(component, plugins.path().join(format!("{NAME}.wasm"))).unwrap();
     let mut wharf = Wharf::start_in(plugins.path(), &[]);
@@ -123,7 +123,7 @@ fn serve_list_and_call(component: &Path) {
         tools[0]["inputSchema"]["properties"]["name"]["type"], "string",
         "{response}"
     );
-    let result = call(&mut wharf, 2, "greeter_greet", json!({"name": "Ada"}));
+    let result = call(&mut wharf, 2, "greeter_greet", arguments);
     assert_ne!(result["isError"], true, "{result}");
     assert_eq!(first_text(&result), "Hello, Ada!", "{result}");
 }
@@ -131,7 +131,13 @@ fn serve_list_and_call(component: &Path) {
 fn full_path(lang: &str) {
     let (_tmp, project) = new_project(lang);
     let component = build(&project);
-    serve_list_and_call(&component);
+    // The TypeScript and Python templates show their SDK's optional,
+    // defaulted arguments: the exclamation mark is asked for.
+    let arguments = match lang {
+        "typescript" | "python" => json!({"name": "Ada", "excited": true}),
+        _ => json!({"name": "Ada"}),
+    };
+    serve_list_and_call(&component, arguments);
 }
 
 #[test]

@@ -118,6 +118,11 @@ impl Wharf {
         wharf
     }
 
+    /// Keeps `dir` (the served folder) until the process is dropped.
+    pub fn keep_dir(&mut self, dir: tempfile::TempDir) {
+        self._dir = Some(dir);
+    }
+
     /// Serves the plugins already in `dir`.
     pub fn start_in(dir: &Path, flags: &[&str]) -> Self {
         Self::start_in_env(dir, flags, &[])

@@ -426,3 +426,159 @@ fn scopes_for_a_tool_the_plugin_lacks_keep_it_out() {
         .collect();
     assert_eq!(names, ["echo_echo"]);
 }
+
+/// `[auth] caller = true` lets a plugin learn who calls it (the token's subject
+/// and scopes, never the token); without it the plugin learns nothing, and
+/// over stdio there is no caller to learn. The audit trail names the caller
+/// either way.
+#[test]
+fn only_a_plugin_granted_the_caller_learns_who_calls_it() {
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let server = AuthorizationServer::start(&resource);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let token = server.mint(json!({
+        "iss": server.issuer, "aud": resource, "sub": "alice", "client_id": "notes-app",
+        "scope": "tools files:read", "exp": now + 300,
+    }));
+    let logs = tempfile::tempdir().unwrap();
+    let audit = logs.path().join("audit.log");
+    let caller = json!({"name": "misbehave_caller", "arguments": {}});
+    for (manifest, expected) in [
+        (
+            "[auth]\ncaller = true\n",
+            r#"Some("alice") ["files:read", "tools"]"#,
+        ),
+        ("", "(none)"),
+    ] {
+        let wharf = Wharf::start_with_manifests(
+            &["misbehave"],
+            &[("misbehave", manifest)],
+            &[
+                "--http",
+                &format!("127.0.0.1:{port}"),
+                "--auth-issuer",
+                &server.issuer,
+                "--public-url",
+                &resource,
+                "--audit-log",
+                audit.to_str().unwrap(),
+            ],
+        );
+        let response = call(
+            wharf.http_addr(),
+            Some(&token),
+            "tools/call",
+            caller.clone(),
+        );
+        assert_eq!(response.status, 200, "{manifest:?}");
+        let body = response.json();
+        assert_eq!(body["result"]["content"][0]["text"], expected, "{body}");
+        assert!(!body.to_string().contains(&token));
+    }
+    let calls: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|line| line["tool"] == "misbehave_caller")
+        .collect();
+    assert_eq!(calls.len(), 2);
+    for line in calls {
+        assert_eq!(
+            line["caller"],
+            json!({"auth": "oauth", "subject": "alice", "client_id": "notes-app"}),
+            "{line}"
+        );
+    }
+
+    // Over stdio no token let the request in: the granted plugin learns nothing.
+    let mut wharf = Wharf::start_with_manifests(
+        &["misbehave"],
+        &[("misbehave", "[auth]\ncaller = true\n")],
+        &[],
+    );
+    let response = wharf.modern(1, "tools/call", caller);
+    assert_eq!(
+        response["result"]["content"][0]["text"], "(none)",
+        "{response}"
+    );
+}
+
+/// A legacy session opened with an access token serves that caller only: the
+/// same id with another user's token, or another client's, is an unknown
+/// session (404), as if it did not exist.
+#[test]
+fn a_legacy_session_belongs_to_the_caller_that_opened_it() {
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let server = AuthorizationServer::start(&resource);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let token = |sub: &str, client: &str| {
+        server.mint(json!({
+            "iss": server.issuer, "aud": resource, "sub": sub, "client_id": client,
+            "scope": "tools", "exp": now + 300,
+        }))
+    };
+    let (alice, bob, alice_elsewhere) = (
+        token("alice", "app"),
+        token("bob", "app"),
+        token("alice", "other-app"),
+    );
+    let wharf = Wharf::start_with_manifests(
+        &["echo"],
+        &[],
+        &[
+            "--http",
+            &format!("127.0.0.1:{port}"),
+            "--auth-issuer",
+            &server.issuer,
+            "--public-url",
+            &resource,
+        ],
+    );
+    let addr = wharf.http_addr();
+    let as_alice = format!("Bearer {alice}");
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "legacy", "version": "1"}}});
+    let response = post(addr, &[("Authorization", &as_alice)], &init);
+    assert_eq!(response.status, 200);
+    let session = response.header("mcp-session-id").unwrap().to_owned();
+    response.events();
+    let in_session = |bearer: &str, body: &Value| {
+        let bearer = format!("Bearer {bearer}");
+        post(
+            addr,
+            &[
+                ("Authorization", bearer.as_str()),
+                ("Mcp-Session-Id", session.as_str()),
+                ("MCP-Protocol-Version", "2025-06-18"),
+            ],
+            body,
+        )
+    };
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(in_session(&alice, &initialized).status, 202);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    for stranger in [&bob, &alice_elsewhere] {
+        let response = in_session(stranger, &list);
+        assert_eq!(response.status, 404);
+        assert_eq!(
+            response.json(),
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600,
+                "message": "Not Found: no such session (it ended, expired or never existed); \
+                            send initialize to start a new one"}})
+        );
+    }
+    let events = in_session(&alice, &list).events();
+    assert!(
+        events.iter().any(|e| e["result"]["tools"].is_array()),
+        "{events:?}"
+    );
+}

@@ -1,6 +1,8 @@
 //! `cargo xtask examples`: builds the example plugins written in languages other
-//! than Rust (JavaScript, Python, C, Go, WAT) into `target/plugins/`, beside the
-//! Rust ones from `cargo xtask plugins`.
+//! than Rust (JavaScript, TypeScript, Python, C, Go, WAT) into `target/plugins/`,
+//! beside the Rust ones from `cargo xtask plugins`. The examples written with the
+//! TypeScript and Python SDKs (`sdk/`) also run the SDK's unit tests and their own
+//! before they are built.
 //!
 //! Strategy: each example is built in two stages. The slow stage (the language's
 //! toolchain, up to a minute for JavaScript and Python) writes
@@ -9,7 +11,8 @@
 //! matches, that stage is skipped. The fast stage always runs: check that the
 //! component exports exactly the functions of its WIT world, copy it to
 //! `target/plugins/NAME.wasm` and embed the WIT doc comments there (see
-//! [`crate::docs`]). Toolchains from registries are installed under `target/`
+//! [`crate::docs`]; not for SDK examples, whose tool records carry their
+//! descriptions). Toolchains from registries are installed under `target/`
 //! (npm packages under the example, from its package-lock); a missing system
 //! toolchain stops the build with a message naming what to install.
 
@@ -32,6 +35,9 @@ use crate::root;
 #[derive(Clone, Copy, Debug)]
 pub enum Language {
     JavaScript,
+    /// TypeScript with the SDK in `sdk/typescript`: `tsc`, then `jco componentize
+    /// --bundle` (which resolves the `wharf-sdk` import).
+    TypeScript,
     Python,
     C,
     Go,
@@ -48,6 +54,9 @@ pub struct Example {
     /// Exports the toolchain adds that are not the example's own functions (and
     /// that a host must not offer as tools).
     pub toolchain_exports: &'static [&'static str],
+    /// The SDK folder the example is written with (part of its stamp; its unit
+    /// tests run before the example is built).
+    pub sdk: Option<&'static str>,
 }
 
 /// Every example, in build order (fast ones first).
@@ -57,18 +66,21 @@ pub const EXAMPLES: &[Example] = &[
         language: Language::Wat,
         world: "add",
         toolchain_exports: &[],
+        sdk: None,
     },
     Example {
         name: "c-checksum",
         language: Language::C,
         world: "checksum",
         toolchain_exports: &[],
+        sdk: None,
     },
     Example {
         name: "go-roman",
         language: Language::Go,
         world: "roman",
         toolchain_exports: &[],
+        sdk: None,
     },
     Example {
         name: "py-stats",
@@ -76,12 +88,28 @@ pub const EXAMPLES: &[Example] = &[
         world: "stats",
         // componentize-py's own initialisation hook.
         toolchain_exports: &["exports.init"],
+        sdk: None,
     },
     Example {
         name: "js-strings",
         language: Language::JavaScript,
         world: "strings",
         toolchain_exports: &[],
+        sdk: None,
+    },
+    Example {
+        name: "py-notes",
+        language: Language::Python,
+        world: "plugin",
+        toolchain_exports: &["exports.init"],
+        sdk: Some("sdk/python"),
+    },
+    Example {
+        name: "ts-notes",
+        language: Language::TypeScript,
+        world: "plugin",
+        toolchain_exports: &[],
+        sdk: Some("sdk/typescript"),
     },
 ];
 
@@ -94,6 +122,11 @@ impl Example {
     /// `target/examples/NAME`: the toolchain's scratch space and the cached build.
     pub fn work_dir(&self) -> PathBuf {
         root().join("target/examples").join(self.name)
+    }
+
+    /// The SDK's folder, for the examples written with one.
+    pub fn sdk_dir(&self) -> Option<PathBuf> {
+        self.sdk.map(|dir| root().join(dir))
     }
 
     fn cached_component(&self) -> PathBuf {
@@ -128,8 +161,11 @@ pub fn build(wharf_bin: &Path, only: &[String]) -> Result<Vec<PathBuf>> {
         let dest = out_dir.join(format!("{}.wasm", example.name));
         std::fs::copy(&component, &dest)
             .with_context(|| format!("copying {} to {}", component.display(), dest.display()))?;
-        crate::docs::embed_docs(wharf_bin, &dest, &example.source_dir().join("wit"))
-            .with_context(|| format!("embedding the WIT docs in {}", dest.display()))?;
+        // SDK examples describe their tools in the records the SDK returns.
+        if example.sdk.is_none() {
+            crate::docs::embed_docs(wharf_bin, &dest, &example.source_dir().join("wit"))
+                .with_context(|| format!("embedding the WIT docs in {}", dest.display()))?;
+        }
         let size = std::fs::metadata(&dest)?.len();
         eprintln!("xtask: {} ({size} bytes)", dest.display());
         written.push(dest);
@@ -195,8 +231,9 @@ fn build_cached(example: &Example) -> Result<PathBuf> {
     Ok(cached)
 }
 
-/// SHA-256 over the example's files (not `node_modules/`), the toolchain's
-/// version and the build code (this module and the `wharf-componentize` crate).
+/// SHA-256 over the example's files and its SDK's (not `node_modules/`, build
+/// output or bytecode caches), the toolchain's version and the build code
+/// (this module and the `wharf-componentize` crate).
 fn stamp(example: &Example, toolchain: &str) -> Result<String> {
     let mut hasher = Sha256::new();
     hasher.update(toolchain.as_bytes());
@@ -211,6 +248,9 @@ fn stamp(example: &Example, toolchain: &str) -> Result<String> {
     files_under(&xtask.join("src/examples"), &mut inputs)?;
     files_under(&componentize.join("src"), &mut inputs)?;
     files_under(&example.source_dir(), &mut inputs)?;
+    if let Some(sdk) = example.sdk_dir() {
+        files_under(&sdk, &mut inputs)?;
+    }
     let root = root();
     for file in inputs {
         // Relative paths: the same sources in another checkout have the same stamp.
@@ -223,6 +263,9 @@ fn stamp(example: &Example, toolchain: &str) -> Result<String> {
     Ok(format!("{:x}", hasher.finalize()))
 }
 
+/// Folders that builds and tests write inside an example or an SDK.
+const GENERATED_DIRS: &[&str] = &["node_modules", "dist", "__pycache__"];
+
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     let mut entries = std::fs::read_dir(dir)
         .with_context(|| format!("listing {}", dir.display()))?
@@ -231,7 +274,7 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     for entry in entries {
         let path = entry.path();
         if entry.file_type()?.is_dir() {
-            if entry.file_name() != "node_modules" {
+            if !GENERATED_DIRS.iter().any(|dir| entry.file_name() == *dir) {
                 files_under(&path, out)?;
             }
         } else {
@@ -245,7 +288,13 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 /// toolchain's known extras, and nothing else.
 fn check_exports(example: &Example, component: &[u8]) -> Result<()> {
     let wit = component::Wit::load(&example.source_dir().join("wit"), example.world)?;
-    let undocumented = wit.undocumented();
+    // An SDK example's descriptions come from the tool records the SDK returns,
+    // not from its WIT (the host's `wharf:plugin` contract, which it copies).
+    let undocumented = if example.sdk.is_some() {
+        Vec::new()
+    } else {
+        wit.undocumented()
+    };
     if !undocumented.is_empty() {
         bail!(
             "{}: give these a doc comment in wit/ (they become tool descriptions): {}",
@@ -306,14 +355,34 @@ mod tests {
         assert!(message.contains("unexpected {\"add\"}"), "{message}");
     }
 
-    /// Every example documents its world, functions and types, and its world
-    /// exports what the table above says.
+    /// Every plain example documents its world, functions and types (SDK
+    /// examples describe their tools through the SDK), and every world exports
+    /// what the table above says.
     #[test]
     fn every_example_wit_is_documented() {
         for example in EXAMPLES {
             let wit = Wit::load(&example.source_dir().join("wit"), example.world).unwrap();
-            assert_eq!(wit.undocumented(), Vec::<String>::new(), "{}", example.name);
+            if example.sdk.is_none() {
+                assert_eq!(wit.undocumented(), Vec::<String>::new(), "{}", example.name);
+            }
             assert!(!wit.exported_functions().is_empty(), "{}", example.name);
+        }
+    }
+
+    /// The SDK examples carry a copy of the `wharf:plugin` WIT (as `wharf new`
+    /// projects do); it must not drift from the host's.
+    #[test]
+    fn sdk_examples_carry_the_hosts_wit() {
+        let host = std::fs::read_to_string(root().join("wit/plugin.wit")).unwrap();
+        for example in EXAMPLES.iter().filter(|e| e.sdk.is_some()) {
+            let copy = example.source_dir().join("wit/plugin.wit");
+            assert_eq!(
+                std::fs::read_to_string(&copy).unwrap(),
+                host,
+                "{} differs from wit/plugin.wit: copy it over",
+                copy.display()
+            );
+            assert!(example.sdk_dir().unwrap().is_dir(), "{}", example.name);
         }
     }
 

@@ -97,7 +97,8 @@ fn conformance(node: &Path, project: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A plugin folder holding the conformance fixture plugin and its manifest.
+/// A plugin folder holding the conformance fixture plugin, its manifest and
+/// the empty folder of its lists' state.
 fn fixture_folder(baselines: &Path) -> Result<PathBuf> {
     let folder = root().join("target/interop/conformance-plugins");
     std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
@@ -111,6 +112,10 @@ fn fixture_folder(baselines: &Path) -> Result<PathBuf> {
         std::fs::copy(&from, folder.join(to))
             .with_context(|| format!("copying {}", from.display()))?;
     }
+    // The lists the trigger tools change start unchanged (the manifest grants it).
+    let state = folder.join("conformance-state");
+    let _ = std::fs::remove_dir_all(&state);
+    std::fs::create_dir_all(&state).with_context(|| format!("creating {}", state.display()))?;
     Ok(folder)
 }
 

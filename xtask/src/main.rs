@@ -28,7 +28,8 @@ enum Task {
     /// Build the example plugins into target/plugins and the test plugins into
     /// target/test-plugins.
     Plugins,
-    /// Build the example plugins in JavaScript, Python, C, Go and WAT into
+    /// Build the example plugins in TypeScript and Python (with their SDKs, whose
+    /// unit tests run first), JavaScript, Python, C, Go and WAT into
     /// target/plugins (each rebuilt only when its sources or toolchain changed).
     Examples {
         /// Only these examples (folder names under plugins/, e.g. `wat-add`).

@@ -171,23 +171,49 @@ fn check_rust_target() -> Result<()> {
 fn typescript(project: &Project, toolchains: &Toolchains) -> Result<Vec<u8>> {
     let tsc = toolchains.find(Tool::Tsc, &project.dir)?;
     let jco = toolchains.find(Tool::Jco, &project.dir)?;
+    link_vendored_sdk(&project.dir)?;
     run(Command::new(&tsc)
         .args(["-p", "."])
         .current_dir(&project.dir))?;
-    componentize_js(project, &jco, Path::new("dist/index.js"))
+    // Bundled: the compiled code imports the vendored `wharf-sdk` package.
+    componentize_js(project, &jco, Path::new("dist/index.js"), true)
+}
+
+/// `node_modules/wharf-sdk` pointing at the vendored `wharf-sdk/`, as
+/// `npm install` would link the `file:./wharf-sdk` dependency: `tsc` and jco's
+/// bundler find the SDK there, so a project builds before (or without) an
+/// `npm install`.
+fn link_vendored_sdk(dir: &Path) -> Result<()> {
+    let vendored = dir.join("wharf-sdk");
+    let link = dir.join("node_modules/wharf-sdk");
+    if !vendored.join("package.json").is_file() || link.symlink_metadata().is_ok() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir.join("node_modules"))
+        .with_context(|| format!("creating {}", dir.join("node_modules").display()))?;
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("../wharf-sdk", &link)
+        .with_context(|| format!("linking {}", link.display()))?;
+    #[cfg(not(unix))]
+    bail!(
+        "run `npm install` in {} first: it links the vendored wharf-sdk",
+        dir.display()
+    );
+    Ok(())
 }
 
 fn javascript(project: &Project, toolchains: &Toolchains, entry: &Path) -> Result<Vec<u8>> {
     let jco = toolchains.find(Tool::Jco, &project.dir)?;
-    componentize_js(project, &jco, entry)
+    componentize_js(project, &jco, entry, false)
 }
 
-/// `jco componentize ENTRY --wit wit -n WORLD -o target/wharf/jco.wasm`.
-fn componentize_js(project: &Project, jco: &Path, entry: &Path) -> Result<Vec<u8>> {
+/// `jco componentize ENTRY [--bundle] --wit wit -n WORLD -o target/wharf/jco.wasm`.
+fn componentize_js(project: &Project, jco: &Path, entry: &Path, bundle: bool) -> Result<Vec<u8>> {
     let out = project.work_dir().join("jco.wasm");
     run(Command::new(jco)
         .arg("componentize")
         .arg(entry)
+        .args(bundle.then_some("--bundle"))
         .args(["--wit", "wit", "--world-name", world(project)?, "--out"])
         .arg(&out)
         .current_dir(&project.dir))?;

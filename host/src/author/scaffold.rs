@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::embedded::{PLUGIN_WIT, RUST_SDK, TEMPLATES};
+use super::embedded::{PLUGIN_WIT, PYTHON_SDK, RUST_SDK, TEMPLATES, TYPESCRIPT_SDK};
 use super::language::Language;
 
 /// The longest name: a plugin name's limit (`naming::MAX_PLUGIN_NAME`).
@@ -122,10 +122,14 @@ pub fn new_project(dir: &Path, name: &str, language: Language) -> Result<Vec<Pat
     if language.uses_plugin_wit() {
         files.push(("wit/plugin.wit".into(), PLUGIN_WIT.to_vec()));
     }
-    if language == Language::Rust {
-        for (path, bytes) in RUST_SDK {
-            files.push((format!("wharf-sdk/{path}"), bytes.to_vec()));
-        }
+    let (sdk_dir, sdk): (&str, &[(&str, &[u8])]) = match language {
+        Language::Rust => ("wharf-sdk", RUST_SDK),
+        Language::Typescript => ("wharf-sdk", TYPESCRIPT_SDK),
+        Language::Python => ("wharf_sdk", PYTHON_SDK),
+        _ => ("", &[]),
+    };
+    for (path, bytes) in sdk {
+        files.push((format!("{sdk_dir}/{path}"), bytes.to_vec()));
     }
     let mut written = Vec::new();
     for (relative, bytes) in files {

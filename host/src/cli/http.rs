@@ -8,8 +8,8 @@ use std::time::Duration;
 use clap::Args;
 use clap::builder::TypedValueParser as _;
 use wharf::http::{
-    self, BearerToken, ConnectionLimits, HttpOptions, OriginPolicy, Protection, ScopePolicy,
-    ServiceStatus,
+    self, BearerToken, ConnectionLimits, HttpOptions, OriginPolicy, ParamHeader, ParamHeaders,
+    Protection, ScopePolicy, ServiceStatus,
 };
 use wharf::oauth::{Introspection, ResourceServer};
 use wharf::registry::Registry;
@@ -224,6 +224,28 @@ impl ScopePolicy for RegistryScopes {
         let all: std::collections::BTreeSet<&String> =
             set.tools().iter().flat_map(|t| t.scopes()).collect();
         all.into_iter().cloned().collect()
+    }
+}
+
+/// The `x-mcp-header` arguments of the tools in the registry's current set:
+/// what the transport checks a `tools/call`'s `Mcp-Param-*` headers against.
+pub struct RegistryParamHeaders(pub Arc<Registry>);
+
+impl ParamHeaders for RegistryParamHeaders {
+    fn param_headers(&self, tool: &str) -> Vec<ParamHeader> {
+        self.0
+            .snapshot()
+            .get(tool)
+            .map(|t| {
+                t.param_headers()
+                    .iter()
+                    .map(|p| ParamHeader {
+                        header: p.header.clone(),
+                        path: p.path.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 

@@ -24,6 +24,7 @@ use wharf::server::{ServerOptions, WharfServer};
 use wharf::stdio::{BusyPoll, DEFAULT_BUSY_POLL_US, DEFAULT_MAX_LINE_BYTES, LineTransport};
 use wharf::telemetry::Telemetry;
 use wharf::watcher::FolderWatch;
+use wharf::watcher::relists::RelistQueue;
 
 use super::LOG_TARGET;
 use super::audit::AuditArgs;
@@ -262,8 +263,23 @@ async fn serve(
     }
     register_pool_gauges(&metrics, &runtime);
     let registry = Arc::new(Registry::new(set));
-    if let Some(watch) = watch {
-        watch.spawn(folder, registry.clone(), metrics.clone(), audit.clone());
+    // Plugins that say their lists changed are listed again by the task that
+    // owns the folder's state: the watcher's, or one of their own.
+    let relists = runtime.take_list_changes().map(RelistQueue::new);
+    match (watch, relists) {
+        (Some(watch), relists) => {
+            watch.spawn(
+                folder,
+                registry.clone(),
+                metrics.clone(),
+                audit.clone(),
+                relists,
+            );
+        }
+        (None, Some(relists)) => {
+            wharf::watcher::spawn_relists(folder, registry.clone(), relists);
+        }
+        (None, None) => {}
     }
     let mut server = WharfServer::new(
         registry.clone(),
@@ -299,6 +315,9 @@ async fn serve(
             max_json_values: args.max_json_values,
             ..args.http.options(addr, call_timeout, status)?
         };
+        options.param_headers = Some(wharf::http::ParamHeaderCheck(Arc::new(
+            super::http::RegistryParamHeaders(registry.clone()),
+        )));
         if let Some(protection) = &mut options.protection {
             protection.scopes = Some(Arc::new(super::http::RegistryScopes(registry)));
             protection.server.prefetch().await;

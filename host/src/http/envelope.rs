@@ -122,7 +122,7 @@ fn repeated_mcp_header(headers: &HeaderMap) -> Option<&str> {
 
 /// A JSON-RPC error response (`id` omitted when it could not be read, as MCP
 /// 2026-07-28 says).
-fn json_rpc_error(
+pub(super) fn json_rpc_error(
     status: StatusCode,
     id: Option<rmcp::model::RequestId>,
     error: ErrorData,

@@ -5,7 +5,8 @@
 //! ([`auth`], or an OAuth access token: [`protected`]), and the time limit
 //! ([`deadline`]) over reading the body ([`envelope`]) and answering. On
 //! `/mcp`, the legacy session rules come next ([`session`]: a live session
-//! where one is needed, room for a new one), then the cap on open streams
+//! where one is needed, room for a new one), then a `tools/call`'s
+//! `Mcp-Param-*` headers against its body ([`param_headers`](super::param_headers)), then the cap on open streams
 //! ([`streams`]); after rmcp has answered, a successful session `DELETE` is
 //! answered 200 ([`session`]) and an SSE answer to a POST held until its
 //! first message ([`coalesce`]).
@@ -150,10 +151,16 @@ where
         if request.uri().path() != MCP_PATH {
             return answer(inner.call(request).await);
         }
-        let admitted = match session::admit(&state.sessions, request).await {
+        let mut admitted = match session::admit(&state.sessions, request).await {
             Ok(admitted) => admitted,
             Err(refusal) => return refusal,
         };
+        if let Some(check) = &options.param_headers {
+            admitted = match check.admit(admitted).await {
+                Ok(admitted) => admitted,
+                Err(refusal) => return refusal,
+            };
+        }
         if let Some(protection) = &options.protection
             && admitted.method.as_deref() == Some("tools/call")
             && let Some(tool) = &admitted.name
@@ -170,8 +177,20 @@ where
         } else {
             None
         };
+        let owner = admitted
+            .session
+            .as_ref()
+            .and_then(|_| session::owner(&admitted.request));
         let mut response = answer(inner.call(admitted.request).await);
         // rmcp has created the session by now (or refused to).
+        if let Some(owner) = owner
+            && let Some(id) = response
+                .headers()
+                .get(session::SESSION_ID)
+                .and_then(|v| v.to_str().ok())
+        {
+            state.sessions.bind(id, owner);
+        }
         drop(admitted.session);
         if method == Method::POST {
             response = coalesce::first_message(response).await;

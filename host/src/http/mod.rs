@@ -9,7 +9,8 @@
 //! check applied by one tower layer ([`gate`]): Origin/Host checks ([`origin`]),
 //! a bearer token ([`auth`]), a per-request time limit ([`deadline`]), body
 //! size, JSON and era checks ([`envelope`]), the legacy session rules and the
-//! status of a session `DELETE` ([`session`]), a cap on open streams
+//! status of a session `DELETE` ([`session`]), `Mcp-Param-*` headers against
+//! the body ([`param_headers`]), a cap on open streams
 //! ([`streams`]), and one write for a short SSE answer ([`coalesce`]). Legacy
 //! sessions are kept, counted and capped in a [`SessionTable`]. Also status
 //! endpoints ([`status`]), and graceful shutdown (here). Connections are
@@ -39,6 +40,7 @@ pub mod gate;
 #[cfg(test)]
 mod listen_tests;
 pub mod origin;
+pub mod param_headers;
 pub mod protected;
 mod serving;
 pub mod session;
@@ -65,6 +67,7 @@ pub use auth::BearerToken;
 pub use connection::ConnectionLimits;
 use gate::GateLayer;
 pub use origin::OriginPolicy;
+pub use param_headers::{ParamHeader, ParamHeaderCheck, ParamHeaders};
 pub use protected::{Protection, ScopePolicy};
 use serving::ServingThreads;
 pub use session_table::SessionTable;
@@ -94,6 +97,9 @@ pub struct HttpOptions {
     /// OAuth access tokens required on `/mcp` and `/metrics` instead, if set
     /// (exclusive with `token`).
     pub protection: Option<Protection>,
+    /// The tools' `x-mcp-header` arguments, which a 2026-07-28 `tools/call`'s
+    /// `Mcp-Param-*` headers must match (unchecked without it).
+    pub param_headers: Option<ParamHeaderCheck>,
     /// Largest accepted request body (413 above).
     pub max_body_bytes: usize,
     /// The most JSON values a body may hold (413 and -32600 above; see
@@ -136,6 +142,7 @@ impl Default for HttpOptions {
             },
             token: None,
             protection: None,
+            param_headers: None,
             max_body_bytes: 4 << 20,
             max_json_values: crate::json_values::DEFAULT_MAX_JSON_VALUES,
             request_timeout: Duration::from_secs(60),

@@ -39,11 +39,11 @@ use super::session_table::{Admission, SessionTable};
 use crate::protocol::{SUPPORTED_VERSIONS, claims_stateless_era};
 
 /// The session header.
-const SESSION_ID: &str = "mcp-session-id";
+pub const SESSION_ID: &str = "mcp-session-id";
 /// The protocol version header.
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// The `_meta` keys of a 2026-07-28 request that rmcp routes on.
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+use crate::protocol::META_PROTOCOL_VERSION as META_VERSION;
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// How long a client refused for a full session table is asked to wait.
 pub const RETRY_AFTER_SECS: u64 = 30;
@@ -85,7 +85,7 @@ pub async fn admit(table: &Arc<SessionTable>, request: Request) -> Result<Admitt
     if (method == Method::GET || method == Method::DELETE)
         && !header_claims_stateless(request.headers())
         && let Some(id) = session_id(request.headers())
-        && !table.knows(id).await
+        && !table.knows(id, owner(&request).as_deref()).await
     {
         return Err(unknown_session(Value::Null));
     }
@@ -203,7 +203,10 @@ async fn admit_post(table: &Arc<SessionTable>, request: Request) -> Result<Admit
     let bytes = if !probe.is_legacy(headers) {
         bytes
     } else if let Some(session) = session_id(headers) {
-        if !table.knows(session).await {
+        if !table
+            .knows(session, owner(&admitted.request).as_deref())
+            .await
+        {
             return Err(unknown_session(id));
         }
         if probe.routed_stateless_by_rmcp() {
@@ -222,6 +225,14 @@ async fn admit_post(table: &Arc<SessionTable>, request: Request) -> Result<Admit
     };
     *admitted.request.body_mut() = Body::from(bytes);
     Ok(admitted)
+}
+
+/// The owner key of the request's OAuth caller, if a token let it in.
+pub fn owner(request: &Request) -> Option<String> {
+    request
+        .extensions()
+        .get::<crate::oauth::Caller>()
+        .map(crate::oauth::Caller::session_owner)
 }
 
 /// The body with `clientCapabilities` taken out of its `_meta`, so that rmcp
@@ -247,7 +258,7 @@ fn session_id(headers: &HeaderMap) -> Option<&str> {
     headers.get(SESSION_ID).and_then(|v| v.to_str().ok())
 }
 
-fn header_claims_stateless(headers: &HeaderMap) -> bool {
+pub(super) fn header_claims_stateless(headers: &HeaderMap) -> bool {
     headers
         .get(PROTOCOL_VERSION)
         .and_then(|v| v.to_str().ok())

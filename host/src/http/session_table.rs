@@ -20,6 +20,7 @@
 //! balancer can send a session's requests to the replica that holds it by the
 //! id alone (deploy/nginx/wharf.conf; docs/replicas.md).
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -50,6 +51,10 @@ pub struct SessionTable {
     counts: Mutex<Counts>,
     /// The prefix of every session id (without its `.`), if any.
     route: Option<String>,
+    /// Who opened each session, when an OAuth access token let it in: the
+    /// session serves that caller only (the spec's binding of a session to
+    /// its user), so a stolen or guessed id is worthless with another token.
+    owners: Mutex<HashMap<SessionId, String>>,
 }
 
 /// The longest `--session-route`.
@@ -95,6 +100,7 @@ impl SessionTable {
             max,
             counts: Mutex::default(),
             route: None,
+            owners: Mutex::default(),
         }
     }
 
@@ -135,13 +141,28 @@ impl SessionTable {
         Some(Admission(self.clone()))
     }
 
-    /// Whether `id` names a live session.
-    pub async fn knows(&self, id: &str) -> bool {
-        self.sessions
-            .sessions
-            .read()
-            .await
-            .contains_key(&SessionId::from(id))
+    /// Whether `id` names a live session that `caller` may use: any caller
+    /// for a session nobody owns, only its owner for one opened with a token
+    /// ([`SessionTable::bind`]).
+    pub async fn knows(&self, id: &str, caller: Option<&str>) -> bool {
+        let id = SessionId::from(id);
+        if !self.sessions.sessions.read().await.contains_key(&id) {
+            return false;
+        }
+        match self.owners().get(&id) {
+            Some(owner) => caller == Some(owner.as_str()),
+            None => true,
+        }
+    }
+
+    /// Records that the session `id` belongs to `owner` (an OAuth caller's
+    /// [`session_owner`](crate::oauth::Caller::session_owner)).
+    pub fn bind(&self, id: &str, owner: String) {
+        self.owners().insert(SessionId::from(id), owner);
+    }
+
+    fn owners(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, String>> {
+        self.owners.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn counts(&self) -> std::sync::MutexGuard<'_, Counts> {
@@ -212,6 +233,7 @@ impl SessionManager for SessionTable {
     /// As rmcp's own, but counts the session out when it was there.
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         let handle = self.sessions.sessions.write().await.remove(id);
+        self.owners().remove(id);
         let Some(handle) = handle else {
             return Ok(());
         };
@@ -271,13 +293,34 @@ mod tests {
         assert_eq!(route, "r-2");
         assert_eq!(random.len(), 32);
         assert!(random.bytes().all(|b| b.is_ascii_hexdigit()));
-        assert!(table.knows(&id).await);
+        assert!(table.knows(&id, None).await);
         assert_eq!(table.live(), 1);
         let (other, _transport) = table.create_session().await.unwrap();
         assert_ne!(id, other);
         table.close_session(&id).await.unwrap();
-        assert!(!table.knows(&id).await);
+        assert!(!table.knows(&id, None).await);
         assert_eq!(table.live(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_bound_session_serves_its_owner_only() {
+        let table = table(2);
+        let (id, _transport) = table.create_session().await.unwrap();
+        table.bind(&id, "alice\u{0}app".into());
+        assert!(table.knows(&id, Some("alice\u{0}app")).await);
+        assert!(!table.knows(&id, Some("bob\u{0}app")).await);
+        assert!(!table.knows(&id, Some("alice\u{0}other")).await);
+        assert!(!table.knows(&id, None).await);
+        table.close_session(&id).await.unwrap();
+        assert!(
+            table.owners().is_empty(),
+            "the binding ends with the session"
+        );
+        let (free, _transport) = table.create_session().await.unwrap();
+        assert!(
+            table.knows(&free, Some("anyone")).await,
+            "an unbound session"
+        );
     }
 
     #[test]
@@ -329,10 +372,10 @@ mod tests {
         let table = table(3);
         let (id, _transport) = table.create_session().await.unwrap();
         let (_other, _transport2) = table.create_session().await.unwrap();
-        assert!(table.knows(id.as_ref()).await);
+        assert!(table.knows(id.as_ref(), None).await);
         table.close_session(&id).await.unwrap();
         table.close_session(&id).await.unwrap();
-        assert!(!table.knows(id.as_ref()).await);
+        assert!(!table.knows(id.as_ref(), None).await);
         assert_eq!(table.live(), 1);
     }
 }

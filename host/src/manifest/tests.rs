@@ -141,7 +141,7 @@ fn malformed_scopes_are_named() {
     assert_eq!(
         parse_err("[auth]\nscope = []\n"),
         "invalid manifest /plugins/demo.toml, key `auth.scope`: unknown field `scope`, \
-         expected `scopes` or `tools` (line 2)"
+         expected one of `scopes`, `tools`, `caller` (line 2)"
     );
 }
 

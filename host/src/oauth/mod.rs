@@ -41,6 +41,16 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// Who owns a legacy session this caller opens: its subject and client,
+    /// so that another user's token (or another client's) cannot use it.
+    pub fn session_owner(&self) -> String {
+        format!(
+            "{}\u{0}{}",
+            self.subject.as_deref().unwrap_or_default(),
+            self.client_id.as_deref().unwrap_or_default()
+        )
+    }
+
     /// Whether the token grants every one of `needed`.
     pub fn grants<'a>(&self, needed: impl IntoIterator<Item = &'a str>) -> bool {
         needed.into_iter().all(|s| self.scopes.contains(s))

@@ -17,6 +17,8 @@ pub struct ExposedTool {
     pub(super) arguments: ArgumentSchema,
     /// The OAuth scopes a caller needs to see and call it (`[auth]`).
     pub(super) scopes: Vec<String>,
+    /// The arguments its input schema mirrors in `Mcp-Param-*` headers.
+    pub(super) param_headers: Vec<super::ParamHeader>,
 }
 
 impl ExposedTool {
@@ -28,6 +30,12 @@ impl ExposedTool {
     /// The OAuth scopes a caller's token must grant to see and call it.
     pub fn scopes(&self) -> &[String] {
         &self.scopes
+    }
+
+    /// The arguments a client also sends as `Mcp-Param-{Name}` headers
+    /// (`x-mcp-header` in its input schema), checked once at listing.
+    pub fn param_headers(&self) -> &[super::ParamHeader] {
+        &self.param_headers
     }
 
     /// The plugin that provides it.

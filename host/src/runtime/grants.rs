@@ -20,6 +20,9 @@ pub struct Grants {
     pub env: Vec<(String, String)>,
     /// Configuration values readable through the `host.config` import.
     pub config: Vec<(String, String)>,
+    /// Whether the `host.caller` import tells the guest who made the request
+    /// (`[auth] caller = true`).
+    pub caller: bool,
 }
 
 /// One preopened directory.

@@ -27,6 +27,7 @@ use super::function_cache::FunctionCache;
 use super::grants::Grants;
 use super::instances::InstanceSettings;
 use super::limits::{CallLimits, Ceilings, RuntimeOptions};
+use super::list_changes::ListChanges;
 use super::plugin::{Plugin, PluginParts};
 use super::retire::Retirer;
 use super::state::Sandbox;
@@ -71,6 +72,8 @@ pub struct Runtime {
     /// Advances the epoch while any store exists; shared with the plugins,
     /// whose stores hold it.
     pub(crate) epoch: Arc<EpochTicker>,
+    /// Plugins that said their lists changed (see `list_changes`).
+    pub(crate) list_changes: ListChanges,
 }
 
 impl Runtime {
@@ -101,6 +104,7 @@ impl Runtime {
             options,
             pooled,
             epoch,
+            list_changes: ListChanges::default(),
         };
         if runtime.unmetered.quick.is_some() {
             runtime.optimizer = Some(Optimizer::start(runtime.functions.clone()));
@@ -199,7 +203,9 @@ impl Runtime {
         let mut compiled = compile(&compilers, &self.functions, bytes, digest).await?;
         let tier = compiled.tier();
         let name: Arc<str> = name.into();
-        let sandbox = Arc::new(Sandbox::new(limits, grants));
+        let sandbox = Arc::new(
+            Sandbox::new(limits, grants).with_lists(self.list_changes.signal(name.clone())),
+        );
         let made =
             self.code_maker(&compilers, tier)
                 .make(&compiled.component, &name, &sandbox, &docs)?;

@@ -17,7 +17,8 @@
 //!    the limits (`limits.rs` lists every limit and where it is enforced).
 //! 4. The guest's world (`state.rs`): WASI, `wasi:http` (`http.rs`, the
 //!    allow-list), the `host` interface, captured output, questions to the
-//!    client (`input.rs`).
+//!    client (`input.rs`), and the `lists` interface (`list_changes.rs`: a
+//!    plugin saying its lists changed, for whoever re-lists it).
 //! 5. The engines (`engine.rs`: configuration, instance pool, the linker),
 //!    the epoch clock (`epoch.rs`), where guest code runs (`placement.rs`),
 //!    and the guards that bound it in time (`guard.rs`).
@@ -41,6 +42,7 @@ mod http;
 mod input;
 mod instances;
 mod limits;
+mod list_changes;
 mod load;
 mod placement;
 pub mod plain;
@@ -65,6 +67,7 @@ pub use grants::{DirGrant, Grants};
 pub use http::{HostAllowList, HostPattern, PatternError};
 pub use input::{InputBroker, InputOutcome, InputRequest};
 pub use limits::{CallLimits, Ceilings, RuntimeOptions};
+pub use list_changes::ListChangeReceiver;
 pub use load::Runtime;
 pub use placement::Placement;
 pub use plugin::{Plugin, PluginKind};
@@ -73,7 +76,7 @@ pub use prompt::{PromptArgumentSpec, PromptSpec, RenderedPrompt, Role};
 pub use resource::{
     MIN_POLL, ResourceContent, ResourceSpec, ResourceSpecError, TemplateSpec, scheme,
 };
-pub use state::{CallContext, CallEvent, CallTrace};
+pub use state::{CallContext, CallEvent, CallTrace, CallerIdentity};
 pub use types::{CallOutput, ContentItem, ResourceBody, SpecError, ToolHints, ToolSpec};
 
 /// The log levels a plugin can use, as defined by the WIT contract.

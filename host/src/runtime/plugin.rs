@@ -1,5 +1,6 @@
 //! A loaded plugin: its code, its sandbox, and what it offers (tools,
-//! prompts, resources), listed once when it loads.
+//! prompts, resources), listed when it loads, and listed again into a new
+//! `Plugin` sharing its code when it says its lists changed ([`Plugin::relisted`]).
 //!
 //! Every request that runs guest code (a tool call, a prompt, a resource read,
 //! a completion, and the listings at load) goes through one path,
@@ -16,6 +17,7 @@ use super::code::{Code, Exports, Tier};
 use super::failure::{LoadError, SkippedFunction};
 use super::grants::Grants;
 use super::limits::CallLimits;
+use super::list_changes;
 use super::placement::Placement;
 use super::prompt::PromptSpec;
 use super::resource::{ResourceSpec, TemplateSpec};
@@ -136,6 +138,52 @@ impl Plugin {
                 .map_err(LoadError::ListResources)?;
         }
         Ok(plugin)
+    }
+
+    /// The plugin with the lists it flagged through `lists.changed` asked of
+    /// it again, on a fresh instance under its own limits, and its other
+    /// lists as they were; it shares this one's code, sandbox and
+    /// concurrency limit. `None` when nothing is flagged (or it is a plain
+    /// component, whose tools its type fixes). On an error the flags are
+    /// spent: the plugin keeps its lists until it flags them again.
+    pub async fn relisted(&self) -> Result<Option<Plugin>, LoadError> {
+        let which = self.sandbox.lists.take();
+        if which == 0 || self.kind == PluginKind::Plain {
+            return Ok(None);
+        }
+        let mut plugin = Plugin {
+            name: self.name.clone(),
+            digest: self.digest,
+            sandbox: self.sandbox.clone(),
+            kind: self.kind,
+            code: self.code.clone(),
+            placement: self.placement.clone(),
+            tools: self.tools.clone(),
+            prompts: self.prompts.clone(),
+            resources: self.resources.clone(),
+            templates: self.templates.clone(),
+            skipped: self.skipped.clone(),
+            imports: self.imports.clone(),
+            calls: self.calls.clone(),
+            all_calls: self.all_calls.clone(),
+            retirer: self.retirer.clone(),
+        };
+        if which & list_changes::TOOLS != 0 {
+            plugin.tools = plugin.listed_tools().await?;
+        }
+        if which & list_changes::PROMPTS != 0 {
+            plugin.prompts = plugin
+                .list_prompts()
+                .await
+                .map_err(LoadError::ListPrompts)?;
+        }
+        if which & list_changes::RESOURCES != 0 {
+            (plugin.resources, plugin.templates) = plugin
+                .list_resources()
+                .await
+                .map_err(LoadError::ListResources)?;
+        }
+        Ok(Some(plugin))
     }
 
     /// The SHA-256 of the component file it was compiled from: which build

@@ -11,6 +11,7 @@ use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use super::bindings::wharf::plugin::host::CallerIdentity as WitCallerIdentity;
 use super::bindings::wharf::plugin::{host, types::LogLevel};
 use super::capture::CapturedOutput;
 use super::epoch::EpochUse;
@@ -19,6 +20,7 @@ use super::grants::Grants;
 use super::http::{HostAllowList, OutboundHttp};
 use super::input::{CallClock, InputBroker, InputOutcome, InputRequest, MAX_KEY_BYTES};
 use super::limits::{CallLimits, MAX_WASM_STACK, MemoryCap};
+use super::list_changes::{self, ListSignal};
 use super::placement::EpochTicks;
 use crate::trace_context::SPAN_TARGET;
 
@@ -48,6 +50,19 @@ pub struct CallContext {
     pub input: Option<Arc<dyn InputBroker>>,
     /// The call's place in a distributed trace, when traces are exported.
     pub trace: CallTrace,
+    /// Who made the request, when an access token said so; the guest sees it
+    /// only with the `caller` grant.
+    pub caller: Option<Arc<CallerIdentity>>,
+}
+
+/// Who made a request, as an OAuth access token names them: what the
+/// `host.caller` import gives a plugin (never the token).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallerIdentity {
+    /// The token's `sub`.
+    pub subject: Option<String>,
+    /// The scopes the token grants, sorted.
+    pub scopes: Vec<String>,
 }
 
 /// Where a call sits in a distributed trace (OpenTelemetry export on):
@@ -68,6 +83,7 @@ impl std::fmt::Debug for CallContext {
             .field("events", &self.events)
             .field("input", &self.input.is_some())
             .field("trace", &self.trace)
+            .field("caller", &self.caller)
             .finish()
     }
 }
@@ -78,6 +94,8 @@ pub(crate) struct Sandbox {
     pub(crate) limits: CallLimits,
     pub(crate) grants: Grants,
     pub(crate) http: Arc<HostAllowList>,
+    /// The lists the plugin said changed (`lists.changed`), not yet re-listed.
+    pub(crate) lists: ListSignal,
 }
 
 impl Sandbox {
@@ -87,7 +105,14 @@ impl Sandbox {
             limits,
             grants,
             http,
+            lists: ListSignal::default(),
         }
+    }
+
+    /// The sandbox, its `lists.changed` calls going to `lists`.
+    pub(crate) fn with_lists(mut self, lists: ListSignal) -> Self {
+        self.lists = lists;
+        self
     }
 }
 
@@ -112,6 +137,9 @@ pub(crate) struct HostState {
     ///
     /// [`Placement`]: super::placement::Placement
     pub(crate) epoch_ticks: EpochTicks,
+    /// Whether this store answers a listing (`list-tools`, ...), where a
+    /// `lists.changed` would ask for the listing in progress again.
+    listing: bool,
     /// Keeps the epoch clock ticking while this store exists.
     _epoch: EpochUse,
 }
@@ -203,6 +231,7 @@ impl HostState {
             stderr,
             socket_attempts,
             epoch_ticks: EpochTicks::default(),
+            listing: false,
             _epoch: epoch,
         })
     }
@@ -334,6 +363,13 @@ impl WasiHttpView for HostState {
     }
 }
 
+impl HostState {
+    /// Marks the store as answering a listing: `lists.changed` is ignored.
+    pub(crate) fn mark_listing(&mut self) {
+        self.listing = true;
+    }
+}
+
 impl host::Host for HostState {
     fn log(&mut self, level: LogLevel, message: String) {
         let plugin = &*self.plugin;
@@ -407,9 +443,46 @@ impl host::Host for HostState {
             .find(|(k, _)| *k == key)
             .map(|(_, v)| v.clone())
     }
+
+    fn caller(&mut self) -> Option<WitCallerIdentity> {
+        if !self.sandbox.grants.caller {
+            return None;
+        }
+        let caller = self.call.caller.as_ref()?;
+        Some(WitCallerIdentity {
+            subject: caller.subject.clone(),
+            scopes: caller.scopes.clone(),
+        })
+    }
 }
 
 impl super::bindings::wharf::plugin::types::Host for HostState {}
+
+/// `lists.changed`: allowed to every plugin (it only makes Wharf ask again
+/// what the plugin may say at load); merged and paced by whoever re-lists.
+impl super::bindings::wharf::plugin::lists::Host for HostState {
+    fn changed(&mut self, which: super::bindings::wharf::plugin::lists::ListKinds) {
+        use super::bindings::wharf::plugin::lists::ListKinds;
+        let mut bits = 0;
+        for (flag, bit) in [
+            (ListKinds::TOOLS, list_changes::TOOLS),
+            (ListKinds::PROMPTS, list_changes::PROMPTS),
+            (ListKinds::RESOURCES, list_changes::RESOURCES),
+        ] {
+            if which.contains(flag) {
+                bits |= bit;
+            }
+        }
+        if self.listing {
+            // The listing being answered is the new one already; asking again
+            // would loop.
+            tracing::debug!(plugin = %self.plugin, "lists.changed ignored during a listing");
+            return;
+        }
+        tracing::debug!(plugin = %self.plugin, which = bits, "the plugin says its lists changed");
+        self.sandbox.lists.raise(bits);
+    }
+}
 
 /// A plugin log level's name (as MCP and syslog spell it), for span events.
 fn level_name(level: LogLevel) -> &'static str {

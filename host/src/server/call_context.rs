@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use super::WharfServer;
 use super::events::{EventRoute, forward_events};
 use super::logging::wanted_log_level;
-use crate::runtime::{CallContext, CallTrace, InputBroker};
+use crate::runtime::{CallContext, CallTrace, CallerIdentity, InputBroker};
 use crate::telemetry::request_span::current_traceparent;
 
 impl WharfServer {
@@ -46,6 +46,12 @@ impl WharfServer {
             events,
             input: None,
             trace: call_trace(),
+            caller: super::caller::caller_of(context).map(|c| {
+                Arc::new(CallerIdentity {
+                    subject: c.subject,
+                    scopes: c.scopes.into_iter().collect(),
+                })
+            }),
         };
         (call, forwarder)
     }

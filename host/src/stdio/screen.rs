@@ -26,7 +26,8 @@ use super::in_flight;
 use super::lifecycle::{refuse_initialize, started_by};
 use crate::excerpt::Excerpt;
 use crate::protocol::{
-    KNOWN_METHODS, REMOVED_IN_STATELESS, claims_stateless_era, removed_method_message,
+    KNOWN_METHODS, META_PROTOCOL_VERSION, REMOVED_IN_STATELESS, claims_stateless_era,
+    removed_method_message,
 };
 use crate::{json_values, jsonrpc_id};
 
@@ -245,6 +246,23 @@ fn classify(line: &[u8]) -> Screened {
         };
     }
     let params = object.get("params").cloned();
+    if let Some(id) = &id
+        && REMOVED_IN_STATELESS.contains(&method.as_str())
+        && params
+            .as_ref()
+            .and_then(|p| p.get("_meta")?.get(META_PROTOCOL_VERSION)?.as_str())
+            .is_some_and(claims_stateless_era)
+    {
+        // Whatever its params hold, the method is gone in that revision.
+        return Screened::Reply(
+            Some(id.clone()),
+            ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                removed_method_message(&method),
+                None,
+            ),
+        );
+    }
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
         // rmcp files a known method whose params do not fit under "custom request",
         // which would answer "method not found"; it is a params problem.

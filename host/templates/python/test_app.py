@@ -1,30 +1,23 @@
-"""`python -m unittest`: the logic on your Python, then the built component
-called through Wharf (run `wharf build` first; set WHARF to the wharf binary
-if it is not on PATH)."""
+"""Tests of the plugin under plain Python (``python -m unittest``): the SDK's stand-in
+host replaces Wharf, and ``plugin.call_tool`` returns what a client would get."""
 
-import os
-import subprocess
 import unittest
 
-from greeting import greeting
-
-COMPONENT = "{{name}}.wasm"
+from app import plugin
 
 
-class GreetingTest(unittest.TestCase):
-    def test_greets_by_name(self):
-        self.assertEqual(greeting("Ada"), "Hello, Ada!")
+class GreetTest(unittest.TestCase):
+    def test_greet_greets(self):
+        result = plugin.call_tool("greet", {"name": "Ada", "excited": True})
+        self.assertEqual(result.content, [{"type": "text", "text": "Hello, Ada!"}])
 
-    def test_greet_through_wharf(self):
-        self.assertTrue(os.path.exists(COMPONENT), f"{COMPONENT} is missing: run `wharf build` first")
-        wharf = os.environ.get("WHARF", "wharf")
-        out = subprocess.run(
-            [wharf, "call", COMPONENT, "greet", "--args", '{"name":"Ada"}'],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        self.assertEqual(out.stdout.strip(), "Hello, Ada!")
+    def test_an_empty_name_is_an_error_the_model_can_fix(self):
+        self.assertTrue(plugin.call_tool("greet", {"name": " "}).is_error)
+
+    def test_the_input_schema_comes_from_the_type_hints(self):
+        greet = plugin.list_tools()[0]
+        self.assertEqual(greet["inputSchema"]["required"], ["name"])
+        self.assertEqual(greet["description"], "Greets someone by name.")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 //! The build steps of each language, from an example's sources to component
-//! bytes. Each example's entry file is `app.EXT` beside its `wit/` folder.
+//! bytes. Each example's entry file is `app.EXT` beside its `wit/` folder, but
+//! for TypeScript (`src/index.ts`, compiled to `dist/index.js`). Examples written
+//! with an SDK run the SDK's unit tests and their own first.
 
 use std::path::Path;
 use std::process::Command;
@@ -19,8 +21,9 @@ pub fn build(example: &Example) -> Result<Vec<u8>> {
         Language::Wat => wat(&source, example.world),
         Language::C => c(&source, &work, example.world),
         Language::Go => go(&source, &work, example.world),
-        Language::Python => python(&source, &work, example.world),
+        Language::Python => python(example, &source, &work),
         Language::JavaScript => javascript(&source, &work, example.world),
+        Language::TypeScript => typescript(example, &source, &work),
     }
 }
 
@@ -89,14 +92,75 @@ fn go(source: &Path, work: &Path, world: &str) -> Result<Vec<u8>> {
     )
 }
 
-/// `componentize-py -d wit -w WORLD componentize app -o OUT`.
-fn python(source: &Path, work: &Path, world: &str) -> Result<Vec<u8>> {
+/// `componentize-py -d wit -w WORLD componentize app -o OUT`, with the SDK on
+/// the module path (`-p SDK`) after its unit tests and the example's
+/// (`python -m unittest`) passed.
+fn python(example: &Example, source: &Path, work: &Path) -> Result<Vec<u8>> {
     let out = work.join("componentize-py.wasm");
-    run(Command::new(toolchains::componentize_py())
-        .args(["-d", "wit", "-w", world, "componentize", "app", "-o"])
+    let mut componentize = Command::new(toolchains::componentize_py());
+    componentize.args(["-d", "wit", "-w", example.world, "componentize", "app"]);
+    if let Some(sdk) = example.sdk_dir() {
+        let python = toolchains::python();
+        run(Command::new(&python)
+            .args(["-m", "unittest", "-q"])
+            .current_dir(&sdk)
+            .env("PYTHONDONTWRITEBYTECODE", "1"))
+        .context("the Python SDK's unit tests failed")?;
+        run(Command::new(&python)
+            .args(["-m", "unittest", "-q"])
+            .current_dir(source)
+            .env("PYTHONPATH", &sdk)
+            .env("PYTHONDONTWRITEBYTECODE", "1"))
+        .with_context(|| format!("the unit tests of {} failed", example.name))?;
+        componentize.arg("-p").arg(".").arg("-p").arg(&sdk);
+    }
+    run(componentize
+        .arg("-o")
         .arg(&out)
         .current_dir(source)
         .env("PYTHONDONTWRITEBYTECODE", "1"))?;
+    std::fs::read(&out).with_context(|| format!("reading {}", out.display()))
+}
+
+/// `tsc` (the example's tsconfig, into `dist/`), the SDK's type tests (`tsc -p
+/// SDK/test`) and unit tests and the example's (`node --test`), then `jco componentize dist/index.js --bundle
+/// --wit wit -n WORLD -o OUT`: bundling resolves the `wharf-sdk` import, which
+/// the engine alone cannot.
+fn typescript(example: &Example, source: &Path, work: &Path) -> Result<Vec<u8>> {
+    let _ = std::fs::remove_dir_all(source.join("dist"));
+    run(Command::new(toolchains::tsc(source))
+        .args(["-p", "."])
+        .current_dir(source))
+    .context("tsc failed")?;
+    if let Some(sdk) = example.sdk_dir() {
+        // The SDK's type-level tests (schema inference), with the example's tsc.
+        run(Command::new(toolchains::tsc(source))
+            .arg("-p")
+            .arg(sdk.join("test")))
+        .context("the TypeScript SDK's type tests failed")?;
+        run(Command::new("node")
+            .args(["--import", "./src/testing/register.js", "--test", "test/"])
+            .current_dir(&sdk))
+        .context("the TypeScript SDK's unit tests failed")?;
+    }
+    run(Command::new("node")
+        .args(["--import", "wharf-sdk/testing", "--test", "test/"])
+        .current_dir(source))
+    .with_context(|| format!("the unit tests of {} failed", example.name))?;
+    let out = work.join("jco.wasm");
+    run(Command::new(toolchains::jco(source))
+        .args([
+            "componentize",
+            "dist/index.js",
+            "--bundle",
+            "--wit",
+            "wit",
+            "--world-name",
+            example.world,
+            "--out",
+        ])
+        .arg(&out)
+        .current_dir(source))?;
     std::fs::read(&out).with_context(|| format!("reading {}", out.display()))
 }
 

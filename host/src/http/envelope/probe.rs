@@ -23,7 +23,7 @@ use rmcp::model::RequestId;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// The key in `params._meta` that claims a protocol revision.
-const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+use crate::protocol::META_PROTOCOL_VERSION as PROTOCOL_VERSION_KEY;
 
 /// Visitor methods for every JSON scalar (`null`, booleans, numbers, strings),
 /// each answering `$value`: the scalars a probe reads but does not keep.

@@ -124,17 +124,11 @@ pub(super) fn judge(body: &[u8]) -> Verdict {
         // A notification: rmcp takes any method and params.
         return Verdict::Pass;
     };
-    if let Some(problem) = typed_check(method).and_then(|check| check(body)) {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            Some(id),
-            ErrorData::invalid_params(format!("Invalid params for {method}: {problem}"), None),
-        );
-    }
     if claimed_version.is_some_and(claims_stateless_era)
         && REMOVED_IN_STATELESS.contains(&method.as_ref())
     {
-        // rmcp would still route `initialize` to the legacy handshake.
+        // Before the params: whatever they hold, the method is gone (and rmcp
+        // would still route `initialize` to the legacy handshake).
         return refuse(
             StatusCode::NOT_FOUND,
             Some(id),
@@ -143,6 +137,13 @@ pub(super) fn judge(body: &[u8]) -> Verdict {
                 removed_method_message(method),
                 None,
             ),
+        );
+    }
+    if let Some(problem) = typed_check(method).and_then(|check| check(body)) {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            Some(id),
+            ErrorData::invalid_params(format!("Invalid params for {method}: {problem}"), None),
         );
     }
     Verdict::Pass

@@ -126,6 +126,7 @@ impl Plugin {
         let cancel = store.data().call_cancel();
         let time = match request {
             Request::Listing => {
+                store.data_mut().mark_listing();
                 let outcome =
                     guarded(&cancel, self.limits().timeout, work(&mut store, bound)).await;
                 return self.finish(&store, outcome);

@@ -240,3 +240,28 @@ async fn initialize_is_refused_once_the_lifecycle_started() {
         Some(super::super::lifecycle::Lifecycle::Stateless)
     );
 }
+
+#[test]
+fn removed_methods_claiming_2026_07_28_are_not_found_whatever_their_params() {
+    // `ping` takes any params, so it parses and `screen` refuses it later;
+    // the others would not parse as their legacy requests.
+    let ping = r#"{"jsonrpc":"2.0","id":6,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    assert!(matches!(classify(ping.as_bytes()), Screened::Message(_)));
+    for method in REMOVED_IN_STATELESS.iter().filter(|m| **m != "ping") {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"{method}","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}}}}"#
+        );
+        assert_eq!(
+            reply(&line),
+            (
+                Some(RequestId::Number(7)),
+                -32601,
+                format!("Method not found: {method} does not exist in protocol 2026-07-28")
+            ),
+            "{line}"
+        );
+    }
+    // A legacy `initialize` whose params do not fit is still a params problem.
+    let legacy = r#"{"jsonrpc":"2.0","id":8,"method":"initialize","params":{}}"#;
+    assert_eq!(reply(legacy).1, -32602);
+}

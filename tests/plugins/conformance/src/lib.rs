@@ -90,8 +90,93 @@ fn progress() -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::text("Progress reported 3 times"))
 }
 
+/// Where the lists' state lives: a folder `conformance.toml` grants for
+/// writing (the suite's trigger tools change the lists, and each call runs in
+/// a fresh instance, so the state is a file).
+const STATE: &str = "/state";
+
+/// Whether the list `kind` (`tools` or `prompts`) is in its changed state.
+fn changed(kind: &str) -> bool {
+    std::path::Path::new(STATE).join(kind).exists()
+}
+
+/// `test_trigger_tool_change` / `test_trigger_prompt_change`: flips the list
+/// `kind` between its two states (one more tool or prompt, or not) and tells
+/// Wharf, which lists the plugin again and notifies listeners.
+fn trigger(kind: &str, which: host::Lists) -> Result<ToolOutput, ToolError> {
+    let marker = std::path::Path::new(STATE).join(kind);
+    let flipped = if marker.exists() {
+        std::fs::remove_file(&marker)
+    } else {
+        std::fs::write(&marker, b"changed")
+    };
+    if let Err(error) = flipped {
+        return Ok(ToolOutput::error(format!(
+            "cannot change the {kind} list: {error} (serve with conformance.toml, which grants {STATE})"
+        )));
+    }
+    host::lists_changed(which);
+    Ok(ToolOutput::text("Mutation triggered"))
+}
+
+/// Arguments of `test_header_params`: `region` also travels in the
+/// `Mcp-Param-Region` header (SEP-2243), `priority` in `Mcp-Param-Priority`.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct HeaderArgs {
+    /// Where to run.
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    region: String,
+    /// How urgent (0, the default, says nothing). Not an `Option`: that
+    /// would make its type `["integer", "null"]`, which `x-mcp-header` refuses.
+    #[serde(default)]
+    priority: i64,
+}
+
 fn toolbox() -> Toolbox {
-    Toolbox::new()
+    let toolbox = Toolbox::new()
+        .with(
+            Tool::new("test_trigger_tool_change", |()| {
+                trigger("tools", host::Lists::TOOLS)
+            })
+            .description("Changes the tool list (adds or removes test_dynamic_tool)"),
+        )
+        .with(
+            Tool::new("test_trigger_prompt_change", |()| {
+                trigger("prompts", host::Lists::PROMPTS)
+            })
+            .description("Changes the prompt list (adds or removes test_dynamic_prompt)"),
+        )
+        .with(
+            Tool::new("test_header_params", |args: HeaderArgs| {
+                Ok(ToolOutput::text(match args.priority {
+                    0 => format!("Region: {}", args.region),
+                    priority => format!("Region: {}, priority: {priority}", args.region),
+                }))
+            })
+            .header_param("priority", "Priority")
+            .description("Echoes arguments that clients mirror in Mcp-Param-* headers (SEP-2243)"),
+        );
+    let toolbox = if changed("tools") {
+        toolbox.with(
+            Tool::new("test_dynamic_tool", |()| {
+                Ok(ToolOutput::text("This tool appeared after a list change."))
+            })
+            .description("Listed only after test_trigger_tool_change"),
+        )
+    } else {
+        toolbox
+    };
+    let toolbox = if changed("prompts") {
+        toolbox.prompt(
+            Prompt::new("test_dynamic_prompt", |_| {
+                Ok(PromptOutput::new().user("This prompt appeared after a list change."))
+            })
+            .description("Listed only after test_trigger_prompt_change"),
+        )
+    } else {
+        toolbox
+    };
+    toolbox
         .with(
             Tool::new("test_simple_text", |()| {
                 Ok(ToolOutput::text(

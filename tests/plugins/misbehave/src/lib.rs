@@ -270,6 +270,15 @@ fn toolbox() -> Toolbox {
             .description("Returns the configuration value `key`, or `(none)`."),
         )
         .with(
+            Tool::new("caller", |()| {
+                Ok(ToolOutput::text(match host::caller() {
+                    Some(caller) => format!("{:?} {:?}", caller.subject, caller.scopes),
+                    None => "(none)".into(),
+                }))
+            })
+            .description("Says who made the request, as `host.caller` tells it, or `(none)`."),
+        )
+        .with(
             Tool::new("read_file", |args: ReadFileArgs| {
                 Ok(ToolOutput::text(
                     std::fs::read_to_string(&args.path).unwrap_or_else(|error| error.to_string()),

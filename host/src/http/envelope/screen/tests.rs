@@ -226,6 +226,21 @@ fn removed_methods_claiming_2026_07_28_are_not_found() {
     assert_eq!(refusal(set_level.as_bytes()).0, 404);
     let legacy_ping = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
     assert_eq!(judge(legacy_ping.as_bytes()), Verdict::Pass);
+    // Gone whatever the params hold: params that do not fit the legacy method
+    // (the conformance suite sends only `_meta`) are not a params problem.
+    for method in REMOVED_IN_STATELESS {
+        let bare = format!(r#"{{"jsonrpc":"2.0","id":7,"method":"{method}","params":{{{META}}}}}"#);
+        assert_eq!(
+            refusal(bare.as_bytes()),
+            (
+                404,
+                num(7),
+                -32601,
+                format!("Method not found: {method} does not exist in protocol 2026-07-28")
+            ),
+            "{bare}"
+        );
+    }
 }
 
 #[test]
