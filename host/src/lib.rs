@@ -5,6 +5,7 @@
 //! the [`runtime`]. The [`loader`] turns the plugin folder into plugins.
 
 pub mod audit;
+pub mod author;
 pub mod caller;
 pub mod client_input;
 pub mod docs;

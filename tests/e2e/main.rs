@@ -6,6 +6,7 @@
 
 mod arguments;
 mod audit;
+mod author;
 mod busy_poll;
 mod chaos;
 mod client_input;

@@ -16,9 +16,12 @@
 //! (npm packages under the example, from its package-lock); a missing system
 //! toolchain stops the build with a message naming what to install.
 
-mod component;
+use wharf_componentize as component;
+
 mod languages;
 mod toolchains;
+
+pub use toolchains::author_env;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -229,15 +232,21 @@ fn build_cached(example: &Example) -> Result<PathBuf> {
 }
 
 /// SHA-256 over the example's files and its SDK's (not `node_modules/`, build
-/// output or bytecode caches), the toolchain's version and the build code in
-/// this module.
+/// output or bytecode caches), the toolchain's version and the build code
+/// (this module and the `wharf-componentize` crate).
 fn stamp(example: &Example, toolchain: &str) -> Result<String> {
     let mut hasher = Sha256::new();
     hasher.update(toolchain.as_bytes());
     hasher.update([0]);
     let xtask = root().join("xtask");
-    let mut inputs = vec![xtask.join("Cargo.toml"), xtask.join("src/examples.rs")];
+    let componentize = root().join("componentize");
+    let mut inputs = vec![
+        xtask.join("Cargo.toml"),
+        xtask.join("src/examples.rs"),
+        componentize.join("Cargo.toml"),
+    ];
     files_under(&xtask.join("src/examples"), &mut inputs)?;
+    files_under(&componentize.join("src"), &mut inputs)?;
     files_under(&example.source_dir(), &mut inputs)?;
     if let Some(sdk) = example.sdk_dir() {
         files_under(&sdk, &mut inputs)?;
@@ -314,8 +323,8 @@ fn check_exports(example: &Example, component: &[u8]) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::component::{self, Wit};
     use super::*;
+    use wharf_componentize::{self as component, Wit};
 
     fn example(name: &str) -> &'static Example {
         EXAMPLES.iter().find(|e| e.name == name).unwrap()

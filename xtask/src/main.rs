@@ -11,7 +11,7 @@ mod deploy;
 mod docs;
 mod examples;
 mod fuzz;
-mod install;
+use wharf_componentize::install;
 mod interop;
 mod soak;
 
@@ -321,6 +321,7 @@ fn test() -> Result<()> {
     let oras_python = oras_python()?;
     run(cargo()
         .args(["test", "--workspace"])
+        .envs(examples::author_env())
         .env("WHARF_TEST_ORAS_PYTHON", &oras_python)
         .env("WHARF_TEST_PLUGINS", root().join("target/plugins"))
         .env(

