@@ -10,7 +10,7 @@
 // standard headers (`Mcp-Name` carrying the task id).
 
 import assert from 'node:assert/strict';
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
@@ -28,11 +28,13 @@ const TASKS = 'io.modelcontextprotocol/tasks';
 const CLIENT_INFO = { name: 'wharf-interop', version: '2.0.0' };
 const CAPABILITIES = { elicitation: { form: {} }, extensions: { [TASKS]: {} } };
 
-/** The conformance fixture with its manifest (unprefixed names, `[tasks]`). */
+/** The conformance fixture with its manifest (unprefixed names, `[tasks]`)
+ * and the state folder the manifest grants. */
 function conformanceFolder(t) {
   const plugins = pluginFolder(t, ['conformance']);
   const manifest = fileURLToPath(new URL('../conformance/conformance.toml', import.meta.url));
   copyFileSync(manifest, join(plugins.folder, 'conformance.toml'));
+  mkdirSync(join(plugins.folder, 'conformance-state'));
   return plugins;
 }
 
