@@ -22,6 +22,7 @@ pub mod naming;
 pub mod oauth;
 pub mod oci;
 pub mod oneshot;
+pub mod outbound;
 pub mod protocol;
 pub mod registry;
 pub mod resource_watch;

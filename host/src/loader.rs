@@ -20,7 +20,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::audit::{AuditLog, PluginChange, PluginEntry};
 use crate::manifest::{self, ManifestError, Scopes, TaskPolicy};
 use crate::naming;
 use crate::oci::reference::{Reference, ReferenceError};
@@ -28,6 +27,12 @@ use crate::oci::signature::TrustPolicy;
 use crate::oci::source::{OciError, OciSource};
 use crate::registry::{Naming, PluginSetDigest, PluginVersion, ToolSet};
 use crate::runtime::{ContentHash, LoadError, Plugin, Runtime};
+
+mod audit;
+mod load;
+mod sources;
+
+use load::{LoadedFile, load_file, manifest_settled, regular_file};
 
 /// Why one file in the folder did not become a plugin.
 #[derive(Debug, thiserror::Error)]
@@ -392,78 +397,6 @@ impl PluginFolder {
         Ok(report)
     }
 
-    /// The component bytes behind `path`: the file's own, or for a `.oci`
-    /// file the registry's, verified as the policy asks. `None`: not readable
-    /// yet (gone or being replaced), try again later.
-    async fn component_bytes(
-        &mut self,
-        path: &Path,
-        given: Option<&Reference>,
-    ) -> Result<Option<Vec<u8>>, FileError> {
-        if let Some(reference) = given {
-            return self.pull(path, reference).await.map(Some);
-        }
-        let bytes = match std::fs::read(path) {
-            Ok(bytes) => bytes,
-            Err(error) => {
-                // Gone or unreadable between listing and reading: try again later.
-                tracing::debug!(file = %path.display(), "cannot read yet: {error}");
-                return Ok(None);
-            }
-        };
-        if !is_reference(path) {
-            if let Some(policy) = &self.local_trust {
-                let signature = signature_path(path);
-                let text = std::fs::read_to_string(&signature).map_err(|error| {
-                    FileError::Unsigned(format!("no signature at {}: {error}", signature.display()))
-                })?;
-                policy.verify_blob(&bytes, &text).map_err(|reason| {
-                    FileError::Unsigned(format!("{}: {reason}", signature.display()))
-                })?;
-            }
-            self.noted.remove(path);
-            return Ok(Some(bytes));
-        }
-        let reference = Reference::parse(String::from_utf8_lossy(&bytes).trim())?;
-        self.pull(path, &reference).await.map(Some)
-    }
-
-    /// The component `reference` names now, from the registry source.
-    async fn pull(&mut self, path: &Path, reference: &Reference) -> Result<Vec<u8>, FileError> {
-        let source = self.oci.clone().ok_or(FileError::NoRegistry)?;
-        let fetched = source.fetch(reference).await.map_err(Box::new)?;
-        match fetched.stale {
-            Some(warning) => {
-                if self.noted.get(path) != Some(&warning) {
-                    tracing::warn!(file = %path.display(), "{warning}");
-                    self.noted.insert(path.to_path_buf(), warning);
-                }
-            }
-            None => {
-                if self.noted.remove(path).is_some() {
-                    tracing::info!(file = %path.display(), reference = %reference, "the registry answers again");
-                }
-                tracing::debug!(reference = %reference, digest = %fetched.digest, "resolved");
-            }
-        }
-        Ok(fetched.component)
-    }
-
-    /// Logs why a file gave no bytes, once until the reason changes.
-    fn note(&mut self, path: &Path, name: &str, error: &FileError) {
-        let text = error.to_string();
-        if self.noted.get(path) == Some(&text) {
-            return;
-        }
-        let keeps = if self.loaded.contains_key(name) {
-            "; the previous version keeps serving"
-        } else {
-            ""
-        };
-        tracing::error!(file = %path.display(), "plugin not loaded: {text}{keeps}");
-        self.noted.insert(path.to_path_buf(), text);
-    }
-
     /// Asks the plugin `name` again for the lists it said changed
     /// (`lists.changed`) and keeps the result as its current version, its
     /// file and manifest unchanged: whether it was replaced (the caller then
@@ -493,58 +426,6 @@ impl PluginFolder {
                 );
                 false
             }
-        }
-    }
-
-    /// Writes the audit line of each change `report` lists: a plugin loaded
-    /// (with the digest it replaced, from `before`, the set served before
-    /// the scan), removed, or failed to load; and tells `audit` which
-    /// argument fields of each loaded plugin its call lines redact.
-    pub fn audit_scan(&self, report: &ScanReport, before: &ToolSet, audit: &AuditLog) {
-        let digest_before = |name: &str| {
-            before
-                .plugins()
-                .iter()
-                .find(|p| p.name() == name)
-                .map(|p| p.digest().hex())
-        };
-        for name in &report.loaded {
-            let Some(loaded) = self.loaded.get(name) else {
-                continue;
-            };
-            let digest = loaded.plugin.digest().hex();
-            let previous = digest_before(name);
-            let file = loaded.path.display().to_string();
-            audit.set_secret_fields(name, loaded.secret_fields.clone());
-            audit.plugin(&PluginEntry {
-                change: PluginChange::Loaded,
-                plugin: name,
-                digest: Some(&digest),
-                previous_digest: previous.as_deref(),
-                file: Some(&file),
-            });
-        }
-        for name in &report.removed {
-            audit.set_secret_fields(name, Arc::from([]));
-            let digest = digest_before(name);
-            audit.plugin(&PluginEntry {
-                change: PluginChange::Removed,
-                plugin: name,
-                digest: digest.as_deref(),
-                previous_digest: None,
-                file: None,
-            });
-        }
-        for path in &report.failed {
-            let name = path.file_stem().unwrap_or_default().to_string_lossy();
-            let file = path.display().to_string();
-            audit.plugin(&PluginEntry {
-                change: PluginChange::Failed,
-                plugin: &name,
-                digest: None,
-                previous_digest: None,
-                file: Some(&file),
-            });
         }
     }
 
@@ -593,33 +474,6 @@ pub fn signature_path(component: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// When the regular file at `path` (symlinks followed) was last modified;
-/// `None` if nothing is there any more. A directory, a device or a pipe
-/// (reading it could block for ever), a dangling symlink or a symlink loop is
-/// an error.
-fn regular_file(path: &Path) -> Result<Option<SystemTime>, FileError> {
-    match std::fs::metadata(path) {
-        Ok(metadata) if metadata.is_file() => {
-            Ok(Some(metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
-        }
-        Ok(_) => Err(FileError::NotAFile),
-        Err(error) if std::fs::symlink_metadata(path).is_err() => {
-            tracing::debug!(file = %path.display(), "gone since the folder was listed: {error}");
-            Ok(None)
-        }
-        Err(error) => Err(FileError::BrokenSymlink(error)),
-    }
-}
-
-/// Whether the manifest at `path`, if there is one, is complete enough to read.
-fn manifest_settled(settled: &dyn Settled, path: &Path) -> bool {
-    match std::fs::metadata(path).and_then(|m| m.modified()) {
-        Ok(modified) => settled.settled(path, modified),
-        // None (the plugin loads without one), or an error reading it reports.
-        Err(_) => true,
-    }
-}
-
 /// Identifies one version of a plugin: its component bytes and its manifest's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Fingerprint {
@@ -634,67 +488,4 @@ enum ManifestPrint {
     Bytes(ContentHash),
     /// There, but it could not be read (so the plugin did not load).
     Unreadable,
-}
-
-/// Loads one component with its manifest (`manifest`: the bytes read from
-/// `manifest_path`, if there is one); a manifest that is present but invalid
-/// keeps the plugin from loading.
-async fn load_file(
-    runtime: &Runtime,
-    name: &str,
-    manifest_path: &Path,
-    manifest: Option<&[u8]>,
-    bytes: Vec<u8>,
-) -> Result<LoadedFile, FileError> {
-    let resolved = manifest::resolve_bytes(
-        manifest_path,
-        manifest,
-        runtime.limits(),
-        runtime.ceilings(),
-    )?;
-    let naming = if resolved.prefix_names {
-        Naming::Prefixed
-    } else {
-        Naming::AsDeclared
-    };
-    let plugin = runtime
-        .load_with(name, bytes, resolved.limits, resolved.grants)
-        .await?;
-    if let Some(tool) = resolved
-        .scopes
-        .named_tools()
-        .find(|named| !plugin.tools().iter().any(|spec| spec.name == *named))
-    {
-        return Err(FileError::UnknownScopedTool {
-            path: manifest_path.to_path_buf(),
-            tool: tool.to_owned(),
-        });
-    }
-    if let Some((key, tool)) = resolved
-        .tasks
-        .named_tools()
-        .find(|(_, named)| !plugin.tools().iter().any(|spec| spec.name == *named))
-    {
-        return Err(FileError::UnknownTaskTool {
-            path: manifest_path.to_path_buf(),
-            key,
-            tool: tool.to_owned(),
-        });
-    }
-    Ok(LoadedFile {
-        plugin,
-        naming,
-        scopes: resolved.scopes,
-        secret_fields: resolved.secret_fields,
-        tasks: resolved.tasks,
-    })
-}
-
-/// A plugin file loaded, with what its manifest says.
-struct LoadedFile {
-    plugin: Plugin,
-    naming: Naming,
-    scopes: Scopes,
-    secret_fields: Vec<String>,
-    tasks: TaskPolicy,
 }

@@ -7,7 +7,6 @@
 //! stack for no gain. One connection per request (no pool): key sets and
 //! metadata are cached, so these are rare.
 
-use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -15,9 +14,10 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
-use tokio_rustls::TlsConnector;
-use tokio_rustls::rustls::{self, pki_types::ServerName};
+use tokio_rustls::rustls::pki_types::ServerName;
 use url::Url;
+
+use crate::outbound;
 
 /// Longest one request may take, connecting included.
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -126,13 +126,17 @@ async fn exchange(
         .map_err(|e| failed(url, format!("cannot connect: {e}")))?;
     let response = if url.scheme() == "https" {
         let name = ServerName::try_from(host.to_owned()).map_err(|e| failed(url, e))?;
-        let tls = TLS
+        let tls = outbound::tls()
             .connect(name, tcp)
             .await
             .map_err(|e| failed(url, format!("TLS: {e}")))?;
-        round_trip(url, TokioIo::new(tls), request).await?
+        outbound::exchange(TokioIo::new(tls), request)
+            .await
+            .map_err(|e| failed(url, e))?
     } else {
-        round_trip(url, TokioIo::new(tcp), request).await?
+        outbound::exchange(TokioIo::new(tcp), request)
+            .await
+            .map_err(|e| failed(url, e))?
     };
     let status = response.status();
     let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
@@ -145,39 +149,6 @@ async fn exchange(
     }
     serde_json::from_slice(&body).map_err(|e| failed(url, format!("answer is not JSON: {e}")))
 }
-
-async fn round_trip<T>(
-    url: &Url,
-    io: TokioIo<T>,
-    request: Request<Full<Bytes>>,
-) -> Result<hyper::Response<hyper::body::Incoming>, FetchError>
-where
-    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
-        .await
-        .map_err(|e| failed(url, e))?;
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    sender
-        .send_request(request)
-        .await
-        .map_err(|e| failed(url, e))
-}
-
-/// TLS with the Mozilla roots (webpki-roots): the same trust on every machine.
-static TLS: LazyLock<TlsConnector> = LazyLock::new(|| {
-    let roots = rustls::RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("ring supports the default TLS versions")
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    TlsConnector::from(Arc::new(config))
-});
 
 #[cfg(test)]
 mod tests {
