@@ -29,6 +29,7 @@ pub mod resource_watch;
 pub mod runtime;
 pub mod server;
 pub mod stdio;
+pub mod task_subscriptions;
 pub mod tasks;
 pub mod telemetry;
 pub mod trace_context;

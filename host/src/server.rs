@@ -8,6 +8,7 @@
 //! rmcp splits its own handlers:
 //! - `discovery`: `server/discover` and the server's identity;
 //! - `listen`: `subscriptions/listen` and a legacy session's list_changed;
+//!   `listen_tasks`: the `notifications/tasks` of a listen stream;
 //! - `tools`, `prompts`, `resources`, `completion`, `logging`;
 //! - `tasks` (`tasks/get`, `tasks/update`, `tasks/cancel` and the live side
 //!   of each task) and `task_call` (a `tools/call` that becomes a task);
@@ -41,6 +42,7 @@ mod convert;
 mod discovery;
 mod events;
 mod listen;
+mod listen_tasks;
 mod logging;
 mod pages;
 mod prompts;
@@ -169,6 +171,12 @@ impl WharfServer {
     pub fn with_audit(mut self, audit: Arc<AuditLog>) -> Self {
         self.audit = Some(audit);
         self
+    }
+
+    /// Which tasks exist, for the transports' handling of a listen
+    /// request's `taskIds` ([`crate::task_subscriptions`]).
+    pub fn task_directory(&self) -> Arc<dyn crate::task_subscriptions::TaskDirectory> {
+        self.tasks.clone()
     }
 
     fn list_ttl_ms(&self) -> u64 {

@@ -16,23 +16,27 @@
 //! - `screen`: the verdict on each line (reply, drop, or hand to rmcp);
 //! - `in_flight`: the ids of requests rmcp is serving (no duplicates);
 //! - `lifecycle`: how the connection started (`initialize` or stateless);
-//! - `busy_poll`: polling stdin for a moment before the stdio thread sleeps.
+//! - `busy_poll`: polling stdin for a moment before the stdio thread sleeps;
+//! - `task_ids`: a listen request's `taskIds`, carried past rmcp.
 
 use rmcp::RoleServer;
 use rmcp::model::{
     ClientJsonRpcMessage, ErrorData, ProtocolVersion, RequestId, ServerJsonRpcMessage,
 };
 use rmcp::transport::Transport;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncBufRead, AsyncWrite};
+
+use crate::task_subscriptions::TaskDirectory;
 
 mod busy_poll;
 mod in_flight;
 mod lifecycle;
 mod lines;
 mod screen;
+mod task_ids;
 
 pub use busy_poll::{BusyPoll, DEFAULT_BUSY_POLL_US};
 pub use lines::DEFAULT_MAX_LINE_BYTES;
@@ -58,6 +62,11 @@ pub struct LineTransport<R> {
     supported: &'static [ProtocolVersion],
     /// The most JSON values a line may hold (see [`crate::json_values`]).
     max_json_values: usize,
+    /// Which tasks exist, for listen requests naming `taskIds`; without it
+    /// their task ids are ignored.
+    task_directory: Option<Arc<dyn TaskDirectory>>,
+    /// The task ids granted to listen requests not acknowledged yet.
+    task_acks: HashMap<RequestId, Vec<String>>,
 }
 
 impl<R: AsyncBufRead + Unpin + Send + 'static> LineTransport<R> {
@@ -76,7 +85,15 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> LineTransport<R> {
             lifecycle: None,
             supported,
             max_json_values: crate::json_values::DEFAULT_MAX_JSON_VALUES,
+            task_directory: None,
+            task_acks: HashMap::new(),
         }
+    }
+
+    /// Serves a listen request's `taskIds` with the tasks `directory` holds.
+    pub fn with_task_directory(mut self, directory: Arc<dyn TaskDirectory>) -> Self {
+        self.task_directory = Some(directory);
+        self
     }
 
     /// Refuses lines holding more than `limit` JSON values (-32600).
@@ -115,7 +132,11 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Transport<RoleServer> for LineTra
                     self.in_flight.end(id);
                 }
             }
-            ServerJsonRpcMessage::Notification(_) => {}
+            ServerJsonRpcMessage::Notification(_) => {
+                if let Some(acknowledgement) = self.acknowledgement(&item) {
+                    return std::future::ready(self.out.queue(&acknowledgement));
+                }
+            }
         }
         // Serialised and queued now, so messages keep the order rmcp sent them in.
         std::future::ready(self.out.queue(&item))

@@ -38,5 +38,6 @@ mod resources;
 mod sandbox;
 mod sdk_examples;
 mod stdio_ids;
+mod task_listen;
 mod tasks;
 mod telemetry;

@@ -12,19 +12,19 @@ use serde_json::{Value, json};
 use crate::harness::*;
 use crate::http_client::post;
 
-const TASKS: &str = "io.modelcontextprotocol/tasks";
+pub(crate) const TASKS: &str = "io.modelcontextprotocol/tasks";
 const MANIFEST: &str = include_str!("../interop/conformance/conformance.toml");
 
 /// The conformance fixture with its manifest and the state folder the
 /// manifest grants (the list-changing tools keep their state there).
-fn fixture_dir() -> tempfile::TempDir {
+pub(crate) fn fixture_dir() -> tempfile::TempDir {
     let dir = plugin_dir(&["conformance"]);
     std::fs::write(dir.path().join("conformance.toml"), MANIFEST).unwrap();
     std::fs::create_dir(dir.path().join("conformance-state")).unwrap();
     dir
 }
 
-fn serve(flags: &[&str]) -> Wharf {
+pub(crate) fn serve(flags: &[&str]) -> Wharf {
     let dir = fixture_dir();
     let mut wharf = Wharf::start_in(dir.path(), flags);
     wharf.keep_dir(dir);
@@ -32,18 +32,18 @@ fn serve(flags: &[&str]) -> Wharf {
 }
 
 /// `_meta` declaring `capabilities`.
-fn meta_with(capabilities: Value) -> Value {
+pub(crate) fn meta_with(capabilities: Value) -> Value {
     let mut meta = meta();
     meta["io.modelcontextprotocol/clientCapabilities"] = capabilities;
     meta
 }
 
 /// A client that declared the extension (and elicitation).
-fn declared() -> Value {
+pub(crate) fn declared() -> Value {
     json!({"elicitation": {}, "extensions": {TASKS: {}}})
 }
 
-fn params(extra: Value, capabilities: Value) -> Value {
+pub(crate) fn params(extra: Value, capabilities: Value) -> Value {
     let mut params = extra;
     params["_meta"] = meta_with(capabilities);
     params
@@ -59,7 +59,7 @@ fn call_with(wharf: &mut Wharf, id: i64, tool: &str, arguments: Value, caps: Val
 }
 
 /// A `tasks/*` request from a client that declared the extension.
-fn tasks_request(wharf: &mut Wharf, id: i64, method: &str, extra: Value) -> Value {
+pub(crate) fn tasks_request(wharf: &mut Wharf, id: i64, method: &str, extra: Value) -> Value {
     wharf.request(json!(id), method, params(extra, declared()))
 }
 
@@ -89,18 +89,18 @@ fn wait_for(wharf: &mut Wharf, id: &mut i64, task: &str, status: &str) -> Value 
 }
 
 /// Starts a task and returns its `CreateTaskResult`.
-fn create(wharf: &mut Wharf, id: i64, tool: &str, arguments: Value) -> Value {
+pub(crate) fn create(wharf: &mut Wharf, id: i64, tool: &str, arguments: Value) -> Value {
     let response = call_with(wharf, id, tool, arguments, declared());
     let created = result_of(&response).clone();
     assert_eq!(created["resultType"], "task", "{created}");
     created
 }
 
-fn ack() -> Value {
+pub(crate) fn ack() -> Value {
     json!({"resultType": "complete"})
 }
 
-fn accept(content: Value) -> Value {
+pub(crate) fn accept(content: Value) -> Value {
     json!({"action": "accept", "content": content})
 }
 
@@ -417,7 +417,7 @@ fn the_bound_refuses_one_task_more_until_the_ttl_frees_a_place() {
 }
 
 /// A 2026-07-28 POST of `method` with `params` and these MCP headers.
-fn http_request(
+pub(crate) fn http_request(
     addr: SocketAddr,
     id: i64,
     method: &str,
@@ -428,51 +428,6 @@ fn http_request(
     all.extend_from_slice(headers);
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
     post(addr, &all, &body)
-}
-
-#[test]
-fn over_http_task_ids_carry_the_route_and_mcp_name_must_match() {
-    let dir = fixture_dir();
-    let wharf = Wharf::start_in(
-        dir.path(),
-        &["--http", "127.0.0.1:0", "--session-route", "pod-7"],
-    );
-    let addr = wharf.http_addr();
-    let created = http_request(
-        addr,
-        1,
-        "tools/call",
-        params(
-            json!({"name": "slow_compute", "arguments": {"seconds": 0.2}}),
-            declared(),
-        ),
-        &[("Mcp-Name", "slow_compute")],
-    );
-    assert_eq!(created.status, 200);
-    let created = created.json();
-    let task = result_of(&created)["taskId"].as_str().unwrap().to_string();
-    let (route, random) = task.split_once('.').unwrap();
-    assert_eq!(route, "pod-7");
-    assert_eq!(random.len(), 32);
-
-    let get_params = params(json!({"taskId": task}), declared());
-    let got = http_request(
-        addr,
-        2,
-        "tasks/get",
-        get_params.clone(),
-        &[("Mcp-Name", &task)],
-    );
-    assert_eq!(got.status, 200);
-    assert_eq!(result_of(&got.json())["taskId"], task.as_str());
-
-    for (id, name) in [(3, Some("pod-7.0000")), (4, None)] {
-        let headers: Vec<(&str, &str)> = name.map(|n| ("Mcp-Name", n)).into_iter().collect();
-        let refused = http_request(addr, id, "tasks/get", get_params.clone(), &headers);
-        assert_eq!(refused.status, 400, "{name:?}");
-        assert_eq!(error_of(&refused.json())["code"], -32020, "{name:?}");
-    }
-    drop(wharf);
 }
 
 #[test]

@@ -334,6 +334,7 @@ async fn serve(
         options.param_headers = Some(wharf::http::ParamHeaderCheck(Arc::new(
             super::http::RegistryParamHeaders(registry.clone()),
         )));
+        options.task_ids = Some(wharf::http::TaskIdCheck(server.task_directory()));
         if let Some(protection) = &mut options.protection {
             protection.scopes = Some(Arc::new(super::http::RegistryScopes(registry)));
             protection.server.prefetch().await;
@@ -403,7 +404,8 @@ async fn serve_stdio(
         max_message_bytes,
         SUPPORTED_VERSIONS,
     )
-    .with_max_json_values(max_json_values);
+    .with_max_json_values(max_json_values)
+    .with_task_directory(server.task_directory());
     let service = match rmcp::serve_server(server, transport).await {
         Ok(service) => service,
         // A client that left before its first request (or sent only lines the

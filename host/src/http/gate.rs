@@ -30,7 +30,7 @@ use tower_service::Service;
 use super::session_table::SessionTable;
 use super::streams::{self, StreamSlots};
 use super::{
-    HttpOptions, MCP_PATH, auth, coalesce, deadline, envelope, origin, protected, session,
+    HttpOptions, MCP_PATH, auth, coalesce, deadline, envelope, origin, protected, session, task_ids,
 };
 use crate::caller::Caller;
 
@@ -161,6 +161,13 @@ where
                 Err(refusal) => return refusal,
             };
         }
+        let mut granted = None;
+        if let Some(check) = &options.task_ids {
+            (admitted, granted) = match check.admit(admitted).await {
+                Ok(admitted) => admitted,
+                Err(refusal) => return refusal,
+            };
+        }
         if let Some(protection) = &options.protection
             && admitted.method.as_deref() == Some("tools/call")
             && let Some(tool) = &admitted.name
@@ -192,6 +199,9 @@ where
             state.sessions.bind(id, owner);
         }
         drop(admitted.session);
+        if let Some(granted) = granted {
+            response = task_ids::acknowledge_in(response, granted);
+        }
         if method == Method::POST {
             response = coalesce::first_message(response).await;
         }

@@ -10,8 +10,8 @@
 //! a bearer token ([`auth`]), a per-request time limit ([`deadline`]), body
 //! size, JSON and era checks ([`envelope`]), the legacy session rules and the
 //! status of a session `DELETE` ([`session`]), `Mcp-Param-*` headers against
-//! the body ([`param_headers`]), a cap on open streams
-//! ([`streams`]), and one write for a short SSE answer ([`coalesce`]). Legacy
+//! the body ([`param_headers`]), a listen request's `taskIds` ([`task_ids`]),
+//! a cap on open streams ([`streams`]), and one write for a short SSE answer ([`coalesce`]). Legacy
 //! sessions are kept, counted and capped in a [`SessionTable`]. Also status
 //! endpoints ([`status`]), and graceful shutdown (here). Connections are
 //! served on one single-threaded runtime per core ([`serving`]), each with a
@@ -47,6 +47,7 @@ pub mod session;
 pub mod session_table;
 pub mod status;
 pub mod streams;
+pub mod task_ids;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -72,6 +73,7 @@ pub use protected::{Protection, ScopePolicy};
 use serving::ServingThreads;
 pub use session_table::SessionTable;
 pub use status::ServiceStatus;
+pub use task_ids::TaskIdCheck;
 
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
@@ -100,6 +102,9 @@ pub struct HttpOptions {
     /// The tools' `x-mcp-header` arguments, which a 2026-07-28 `tools/call`'s
     /// `Mcp-Param-*` headers must match (unchecked without it).
     pub param_headers: Option<ParamHeaderCheck>,
+    /// The server's tasks, for a listen request's `taskIds` (ignored
+    /// without it; see [`task_ids`]).
+    pub task_ids: Option<TaskIdCheck>,
     /// Largest accepted request body (413 above).
     pub max_body_bytes: usize,
     /// The most JSON values a body may hold (413 and -32600 above; see
@@ -143,6 +148,7 @@ impl Default for HttpOptions {
             token: None,
             protection: None,
             param_headers: None,
+            task_ids: None,
             max_body_bytes: 4 << 20,
             max_json_values: crate::json_values::DEFAULT_MAX_JSON_VALUES,
             request_timeout: Duration::from_secs(60),

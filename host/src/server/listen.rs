@@ -1,6 +1,7 @@
 //! Telling clients that something changed: the `subscriptions/listen` stream
-//! of 2026-07-28 (list changes and watched resources), and the unsolicited
-//! list_changed notifications of a legacy session.
+//! of 2026-07-28 (list changes, watched resources, and watched tasks through
+//! `listen_tasks`), and the unsolicited list_changed notifications of a
+//! legacy session.
 
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::SubscriptionContext;
@@ -8,6 +9,7 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use super::listen_tasks::WatchedTasks;
 use super::{SESSION_CHECK, WharfServer};
 use crate::registry::ListingVersions;
 
@@ -42,8 +44,17 @@ pub(super) async fn listen(
     let wants_prompts = accepted.prompts_list_changed == Some(true);
     let wants_resources = accepted.resources_list_changed == Some(true);
     let uris = accepted.resource_subscriptions.clone().unwrap_or_default();
-    if !wants_tools && !wants_prompts && !wants_resources && uris.is_empty() {
+    let mut tasks = WatchedTasks::of(&server.tasks, subscription.request_context());
+    if !wants_tools && !wants_prompts && !wants_resources && uris.is_empty() && tasks.is_none() {
         subscription.cancelled().await;
+        return Ok(());
+    }
+    // A task named on the stream is sent as it is now first: it may have
+    // changed (or ended) before the stream opened.
+    if let Some(tasks) = &mut tasks
+        && let Err(error) = tasks.send_all().await
+    {
+        tracing::debug!("listen stream closed: {error}");
         return Ok(());
     }
     // Each watched URI's changes, merged into one channel; the forwarders
@@ -69,6 +80,14 @@ pub(super) async fn listen(
         let sent = tokio::select! {
             _ = subscription.cancelled() => return Ok(()),
             Some(uri) = updated.recv() => sink.notify_resource_updated(uri).await,
+            due = next_task(&mut tasks) => {
+                let Some(tasks) = &mut tasks else { continue };
+                if let Err(error) = tasks.send(due).await {
+                    tracing::debug!("listen stream closed: {error}");
+                    return Ok(());
+                }
+                Ok(())
+            }
             changed = listing.changed() => {
                 if changed.is_err() {
                     return Ok(());
@@ -92,6 +111,14 @@ pub(super) async fn listen(
             tracing::debug!("listen stream closed: {error}");
             return Ok(());
         }
+    }
+}
+
+/// The next change of a watched task; never, when the stream watches none.
+async fn next_task(tasks: &mut Option<WatchedTasks>) -> super::listen_tasks::Due {
+    match tasks {
+        Some(tasks) => tasks.next().await,
+        None => std::future::pending().await,
     }
 }
 

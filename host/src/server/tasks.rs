@@ -21,14 +21,19 @@ use rmcp::model::{
 };
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
+use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::client_input::JsonObjectLike;
+use crate::task_subscriptions::TaskDirectory;
 use crate::tasks::{
     CreateError, MemoryStore, POLL_INTERVAL, Status, TaskId, TaskRecord, TaskState, TaskStore,
     Transition, new_task_id,
 };
+
+/// How many status changes a listen stream may fall behind before it
+/// re-reads every task it watches (see [`Tasks::changes`]).
+const CHANGES_BACKLOG: usize = 256;
 
 /// The tasks of one server.
 pub(crate) struct Tasks {
@@ -36,14 +41,15 @@ pub(crate) struct Tasks {
     live: Mutex<HashMap<TaskId, Live>>,
     ttl: Duration,
     route: Option<String>,
+    /// The id of each task whose status (or questions) changed, for the
+    /// `notifications/tasks` of listen streams.
+    changed: broadcast::Sender<TaskId>,
 }
 
 /// What only this process knows of a running task.
 struct Live {
     /// Stops the guest (`tasks/cancel`, expiry).
     cancel: CancellationToken,
-    /// Who created it (an OAuth subject or client); only they may use it.
-    owner: Option<String>,
     /// The current round's questions still unanswered, the answers so far,
     /// and who waits for all of them.
     waiting: Option<Waiting>,
@@ -64,7 +70,20 @@ impl Tasks {
             live: Mutex::default(),
             ttl,
             route,
+            changed: broadcast::channel(CHANGES_BACKLOG).0,
         }
+    }
+
+    /// The ids of tasks as they change, from now on. A receiver that lags
+    /// gets `RecvError::Lagged` and should re-read what it watches.
+    pub(super) fn changes(&self) -> broadcast::Receiver<TaskId> {
+        self.changed.subscribe()
+    }
+
+    /// Tells listen streams that task `id` changed.
+    fn announce(&self, id: &str) {
+        // No receiver (no listen stream) is the usual case, not an error.
+        let _ = self.changed.send(id.to_owned());
     }
 
     fn live(&self) -> std::sync::MutexGuard<'_, HashMap<TaskId, Live>> {
@@ -95,14 +114,13 @@ impl Tasks {
         cancel: CancellationToken,
     ) -> Result<(Task, CancellationToken), CreateError> {
         self.purge();
-        let record = TaskRecord::new(new_task_id(self.route.as_deref()), self.ttl);
+        let record = TaskRecord::new(new_task_id(self.route.as_deref()), self.ttl, owner);
         let task = wire_task(&record);
         self.store.create(record)?;
         self.live().insert(
             task.task_id.clone(),
             Live {
                 cancel: cancel.clone(),
-                owner,
                 waiting: None,
             },
         );
@@ -140,6 +158,8 @@ impl Tasks {
             answers: JsonObjectLike::new(),
             wake,
         });
+        drop(live);
+        self.announce(id);
         Some(answers)
     }
 
@@ -163,29 +183,33 @@ impl Tasks {
                 error: error_object(&error),
             },
         };
-        if let Err(error) = self.store.update(id, transition) {
-            tracing::debug!(task = %id, "task ended after it was over: {error}");
+        match self.store.update(id, transition) {
+            Ok(Some(_)) => self.announce(id),
+            Ok(None) => {}
+            Err(error) => tracing::debug!(task = %id, "task ended after it was over: {error}"),
         }
         self.live().remove(id);
     }
 
-    /// The live task `id`, if `owner` may use it.
-    fn check_owner(&self, id: &str, owner: &Option<String>) -> Result<(), McpError> {
-        match self.live().get(id) {
-            Some(task) if task.owner != *owner => Err(not_found("retrieve", id)),
-            _ => Ok(()),
-        }
+    /// The record of `id`, if it exists and `owner` may use it; another
+    /// caller's task is not told apart from an unknown one.
+    fn record(&self, id: &str, owner: &Option<String>) -> Option<TaskRecord> {
+        self.store.get(id).filter(|record| record.owner == *owner)
     }
 
     /// `tasks/get`.
     pub(super) fn get(&self, id: &str, owner: Option<String>) -> Result<GetTaskResult, McpError> {
         self.purge();
-        self.check_owner(id, &owner)?;
         let record = self
-            .store
-            .get(id)
+            .record(id, &owner)
             .ok_or_else(|| not_found("retrieve", id))?;
         Ok(GetTaskResult::new(detailed(&record)))
+    }
+
+    /// The task `id` as `tasks/get` would show it to `owner`, for a
+    /// `notifications/tasks`; `None` when there is no such task of theirs.
+    pub(super) fn detailed(&self, id: &str, owner: &Option<String>) -> Option<DetailedTask> {
+        self.record(id, owner).map(|record| detailed(&record))
     }
 
     /// `tasks/update`: answers to outstanding questions; answers under any
@@ -198,8 +222,7 @@ impl Tasks {
         responses: &JsonObjectLike,
     ) -> Result<(), McpError> {
         self.purge();
-        self.check_owner(id, &owner)?;
-        if self.store.get(id).is_none() {
+        if self.record(id, &owner).is_none() {
             return Err(not_found("update", id));
         }
         let mut live = self.live();
@@ -223,10 +246,15 @@ impl Tasks {
             waiting.outstanding.remove(key);
             waiting.answers.insert(key.clone(), value.clone());
         }
-        if waiting.outstanding.is_empty()
-            && let Some(waiting) = live.get_mut(id).and_then(|task| task.waiting.take())
+        let answered_all = waiting.outstanding.is_empty();
+        if answered_all && let Some(waiting) = live.get_mut(id).and_then(|task| task.waiting.take())
         {
             let _ = waiting.wake.send(waiting.answers);
+        }
+        drop(live);
+        if answered_all {
+            // input_required -> working
+            self.announce(id);
         }
         Ok(())
     }
@@ -235,10 +263,14 @@ impl Tasks {
     /// a task already over is left as it is (the ack is the same).
     pub(super) fn cancel(&self, id: &str, owner: Option<String>) -> Result<(), McpError> {
         self.purge();
-        self.check_owner(id, &owner)?;
-        // A task already over refuses the transition; that is still an ack.
-        if let Ok(None) = self.store.update(id, Transition::Cancel) {
+        if self.record(id, &owner).is_none() {
             return Err(not_found("cancel", id));
+        }
+        // A task already over refuses the transition; that is still an ack.
+        match self.store.update(id, Transition::Cancel) {
+            Ok(None) => return Err(not_found("cancel", id)),
+            Ok(Some(_)) => self.announce(id),
+            Err(_) => {}
         }
         if let Some(task) = self.live().remove(id) {
             task.cancel.cancel();
@@ -250,6 +282,12 @@ impl Tasks {
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.store.len()
+    }
+}
+
+impl TaskDirectory for Tasks {
+    fn holds(&self, task_id: &str) -> bool {
+        self.store.get(task_id).is_some()
     }
 }
 
@@ -332,160 +370,4 @@ pub(super) fn owner_of(context: &rmcp::service::RequestContext<RoleServer>) -> O
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rmcp::model::ContentBlock;
-
-    fn tasks() -> Tasks {
-        Tasks::new(Duration::from_secs(60), 3, Some("r1".into()))
-    }
-
-    fn wire(result: GetTaskResult) -> Value {
-        serde_json::to_value(result).unwrap()
-    }
-
-    #[test]
-    fn a_task_is_working_then_completed_with_its_result_inlined() {
-        let tasks = tasks();
-        let (task, _cancel) = tasks.create(None, CancellationToken::new()).unwrap();
-        assert!(task.task_id.starts_with("r1."));
-        assert_eq!(task.ttl_ms, Some(60_000));
-        let got = wire(tasks.get(&task.task_id, None).unwrap());
-        assert_eq!(got["status"], "working");
-        assert_eq!(got["resultType"], "complete");
-        tasks.finish(
-            &task.task_id,
-            Ok(CallToolResult::success(vec![ContentBlock::text("done")])),
-        );
-        let got = wire(tasks.get(&task.task_id, None).unwrap());
-        assert_eq!(got["status"], "completed");
-        assert_eq!(got["result"]["content"][0]["text"], "done");
-        assert_eq!(got["result"]["resultType"], "complete");
-        assert!(got.get("error").is_none());
-    }
-
-    #[test]
-    fn a_protocol_error_fails_the_task_with_the_error_inlined() {
-        let tasks = tasks();
-        let (task, _) = tasks.create(None, CancellationToken::new()).unwrap();
-        tasks.finish(
-            &task.task_id,
-            Err(McpError::invalid_params("bad", Some(json!({"x": 1})))),
-        );
-        let got = wire(tasks.get(&task.task_id, None).unwrap());
-        assert_eq!(got["status"], "failed");
-        assert_eq!(
-            got["error"],
-            json!({"code": -32602, "message": "bad", "data": {"x": 1}})
-        );
-        assert_eq!(got["statusMessage"], "bad");
-        assert!(got.get("result").is_none());
-    }
-
-    #[test]
-    fn unknown_and_foreign_ids_are_not_found() {
-        let tasks = tasks();
-        let error = tasks.get("r1.nope", None).unwrap_err();
-        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
-        assert_eq!(error.message, "Failed to retrieve task: Task not found");
-        assert_eq!(
-            tasks.cancel("r1.nope", None).unwrap_err().message,
-            "Failed to cancel task: Task not found"
-        );
-        assert_eq!(
-            tasks
-                .update("r1.nope", None, &JsonObjectLike::new())
-                .unwrap_err()
-                .message,
-            "Failed to update task: Task not found"
-        );
-        let (task, _) = tasks
-            .create(Some("alice".into()), CancellationToken::new())
-            .unwrap();
-        assert!(tasks.get(&task.task_id, Some("alice".into())).is_ok());
-        assert_eq!(
-            tasks
-                .get(&task.task_id, Some("mallory".into()))
-                .unwrap_err()
-                .message,
-            "Failed to retrieve task: Task not found"
-        );
-        assert!(tasks.cancel(&task.task_id, None).is_err());
-    }
-
-    #[test]
-    fn cancel_stops_the_guest_and_is_idempotent() {
-        let tasks = tasks();
-        let (task, cancel) = tasks.create(None, CancellationToken::new()).unwrap();
-        tasks.cancel(&task.task_id, None).unwrap();
-        assert!(cancel.is_cancelled());
-        tasks.cancel(&task.task_id, None).unwrap();
-        tasks.finish(
-            &task.task_id,
-            Ok(CallToolResult::success(vec![ContentBlock::text("late")])),
-        );
-        assert_eq!(
-            wire(tasks.get(&task.task_id, None).unwrap())["status"],
-            "cancelled"
-        );
-    }
-
-    #[test]
-    fn the_bound_is_a_clear_error() {
-        let tasks = tasks();
-        for _ in 0..3 {
-            tasks.create(None, CancellationToken::new()).unwrap();
-        }
-        let error = too_many(tasks.create(None, CancellationToken::new()).unwrap_err());
-        assert_eq!(error.code, ErrorCode::INTERNAL_ERROR);
-        assert_eq!(
-            error.message,
-            "Too many tasks: this server keeps at most 3 unexpired tasks; retry once some have expired"
-        );
-        assert_eq!(error.data, Some(json!({"maxTasks": 3})));
-        assert_eq!(tasks.len(), 3);
-    }
-
-    #[tokio::test]
-    async fn answers_wake_the_task_once_every_question_has_one() {
-        let tasks = tasks();
-        let (task, _) = tasks.create(None, CancellationToken::new()).unwrap();
-        let id = &task.task_id;
-        let requests: InputRequests = serde_json::from_value(json!({
-            "a": {"method": "elicitation/create", "params": {"mode": "form", "message": "A?",
-                "requestedSchema": {"type": "object", "properties": {}}}},
-            "b": {"method": "elicitation/create", "params": {"mode": "form", "message": "B?",
-                "requestedSchema": {"type": "object", "properties": {}}}}
-        }))
-        .unwrap();
-        let mut woken = tasks.ask(id, &requests).unwrap();
-        let got = wire(tasks.get(id, None).unwrap());
-        assert_eq!(got["status"], "input_required");
-        assert_eq!(got["inputRequests"]["a"]["params"]["message"], "A?");
-        let answer = json!({"action": "accept", "content": {}});
-        let partial: JsonObjectLike =
-            serde_json::from_value(json!({"a": answer, "stray": {"x": 1}})).unwrap();
-        tasks.update(id, None, &partial).unwrap();
-        let got = wire(tasks.get(id, None).unwrap());
-        assert_eq!(got["status"], "input_required");
-        assert_eq!(
-            got["inputRequests"]
-                .as_object()
-                .unwrap()
-                .keys()
-                .collect::<Vec<_>>(),
-            ["b"]
-        );
-        assert!(woken.try_recv().is_err(), "b is still unanswered");
-        let bad: JsonObjectLike = serde_json::from_value(json!({"b": 7})).unwrap();
-        assert_eq!(
-            tasks.update(id, None, &bad).unwrap_err().message,
-            "Invalid params: inputResponses[\"b\"] must be an object, not 7"
-        );
-        let rest: JsonObjectLike = serde_json::from_value(json!({"b": answer})).unwrap();
-        tasks.update(id, None, &rest).unwrap();
-        assert_eq!(wire(tasks.get(id, None).unwrap())["status"], "working");
-        let answers = woken.await.unwrap();
-        assert_eq!(answers.keys().collect::<Vec<_>>(), ["a", "b"]);
-    }
-}
+mod tests;

@@ -5,7 +5,6 @@
 //! and judging a line's content can each be read on their own. Every line
 //! written goes through one writer task, so lines never interleave.
 
-use rmcp::model::ServerJsonRpcMessage;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
@@ -117,7 +116,7 @@ impl LineWriter {
 
     /// Serialises `message` and queues it as one line; fails if it does not
     /// serialise or the writer task has ended.
-    pub(super) fn queue(&self, message: &ServerJsonRpcMessage) -> std::io::Result<()> {
+    pub(super) fn queue<M: serde::Serialize>(&self, message: &M) -> std::io::Result<()> {
         serde_json::to_vec(message)
             .map_err(std::io::Error::other)
             .and_then(|mut line| {

@@ -131,7 +131,7 @@ impl<R> LineTransport<R> {
                     }
                     _ => {}
                 }
-                Some(message)
+                self.lift_task_ids(line, message)
             }
         }
     }

@@ -103,7 +103,7 @@ mod tests {
     use crate::tasks::{Status, new_task_id};
 
     fn record(ttl: Duration) -> TaskRecord {
-        TaskRecord::new(new_task_id(None), ttl)
+        TaskRecord::new(new_task_id(None), ttl, None)
     }
 
     #[test]

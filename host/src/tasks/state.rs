@@ -103,13 +103,16 @@ pub struct TaskRecord {
     pub ttl: Duration,
     /// When the record expires, on this process's monotonic clock.
     pub expires: Instant,
+    /// Who created it (an OAuth subject or client, `None` without OAuth):
+    /// only they may see or change it, for as long as the record lives.
+    pub owner: Option<String>,
     /// Every question key asked so far.
     asked: BTreeSet<String>,
 }
 
 impl TaskRecord {
-    /// A new `working` task, created now.
-    pub fn new(id: TaskId, ttl: Duration) -> Self {
+    /// A new `working` task of `owner`, created now.
+    pub fn new(id: TaskId, ttl: Duration, owner: Option<String>) -> Self {
         let now = Utc::now();
         Self {
             id,
@@ -119,6 +122,7 @@ impl TaskRecord {
             last_updated_at: now,
             ttl,
             expires: Instant::now() + ttl,
+            owner,
             asked: BTreeSet::new(),
         }
     }
@@ -195,7 +199,7 @@ mod tests {
     use serde_json::json;
 
     fn record() -> TaskRecord {
-        TaskRecord::new("t".into(), Duration::from_secs(60))
+        TaskRecord::new("t".into(), Duration::from_secs(60), None)
     }
 
     fn ask(key: &str) -> Transition {
