@@ -17,6 +17,7 @@ mod cache;
 mod call;
 mod dev;
 mod embed_docs;
+mod handoff;
 mod http;
 mod inspect;
 mod limits;

@@ -30,6 +30,7 @@ use wharf::watcher::relists::RelistQueue;
 use super::LOG_TARGET;
 use super::audit::AuditArgs;
 use super::cache::CacheArgs;
+use super::handoff;
 use super::http::HttpArgs;
 use super::limits::LimitArgs;
 use super::process::{multi_threaded, shutdown_signal};
@@ -149,6 +150,9 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// Starts OpenTelemetry export if asked for (before logging starts).
     pub fn telemetry(&self) -> anyhow::Result<Option<Telemetry>> {
+        if handoff::is_handoff() {
+            return Ok(None);
+        }
         Ok(Telemetry::start(self.otlp_endpoint.as_deref())?)
     }
 
@@ -236,14 +240,16 @@ async fn serve(
         quick_compile: !args.no_quick_compile,
         ..RuntimeOptions::default()
     })?);
-    let audit = match args.audit.settings() {
+    // A handoff (see `handoff`) only compiles: no audit, no watch, no serving.
+    let handoff = handoff::is_handoff();
+    let audit = match args.audit.settings().filter(|_| !handoff) {
         Some(settings) => Some(Arc::new(AuditLog::open(&settings)?)),
         None => None,
     };
     let pooled = runtime.is_pooled();
     let started = std::time::Instant::now();
     // Watch before the first scan, so nothing written meanwhile is missed.
-    let watch = if args.no_watch {
+    let watch = if args.no_watch || handoff {
         None
     } else {
         Some(FolderWatch::start(&args.plugins)?)
@@ -269,6 +275,12 @@ async fn serve(
         pooled,
         "plugins loaded"
     );
+    if handoff {
+        if let Some(root) = cache_root.as_deref() {
+            handoff::finish(&runtime, root).await?;
+        }
+        return Ok(());
+    }
     let metrics = Arc::new(Metrics::new());
     metrics.set_plugins_loaded(set.plugins().len());
     if let Some(telemetry) = telemetry {
@@ -349,9 +361,12 @@ async fn serve(
         .await
         .context("serving MCP over HTTP")?;
         tracing::info!(target: LOG_TARGET, "HTTP server stopped");
+        handoff::hand_off(&runtime, cache_root.as_deref());
         return Ok(());
     }
-    serve_stdio(server, args.max_message_bytes, args.max_json_values).await
+    let served = serve_stdio(server, args.max_message_bytes, args.max_json_values).await;
+    handoff::hand_off(&runtime, cache_root.as_deref());
+    served
 }
 
 /// The instance pool's slots in use, as gauges of `/metrics` (a slot that

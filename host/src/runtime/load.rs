@@ -112,6 +112,19 @@ impl Runtime {
         Ok(runtime)
     }
 
+    /// How many plugins still serve quick code that the optimiser has yet
+    /// to replace (queued or under way).
+    pub fn optimizing(&self) -> usize {
+        self.optimizer.as_ref().map_or(0, Optimizer::outstanding)
+    }
+
+    /// Waits until every queued optimised compile is done (and cached).
+    pub async fn finish_optimizing(&self) {
+        while self.optimizing() > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
     /// The engines for a plugin with `limits`: the metered ones (made now if
     /// this is the first plugin to need them) if it has a fuel limit.
     pub(crate) async fn compilers_for(

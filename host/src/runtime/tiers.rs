@@ -10,13 +10,19 @@
 //! meanwhile Cranelift compiles it on the [`Optimizer`]'s thread, one
 //! component at a time and at a low priority, and the plugin's [`Code`] is
 //! swapped: calls under way finish on the code they started on, later ones
-//! get the optimised code. Both compiles go to the compile cache (each engine
+//! get the optimised code. The thread runs at the idle scheduling class
+//! (Linux `SCHED_IDLE`): it takes only CPU time no server thread wants, so
+//! serving keeps its speed while it works. A process that stops before it is
+//! done hands what is left to a process of its own (see
+//! `cli/serve/handoff.rs`), so the optimised code reaches the cache even
+//! when every process lives for less than a compile. Both compiles go to the compile cache (each engine
 //! has its own folder), Winch's only until Cranelift's is there: a component
 //! seen before loads optimised, or, if the server stopped before that was
 //! ready, quick without compiling. A component Winch cannot compile (a
 //! proposal it lacks) is compiled by Cranelift before it loads, as without
 //! tiers.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak, mpsc};
 use std::time::Instant;
 
@@ -51,15 +57,17 @@ pub(crate) struct TierUp {
 /// loading and the calls being served come first. It ends with the runtime.
 pub(crate) struct Optimizer {
     jobs: mpsc::Sender<TierUp>,
+    /// Jobs queued or under way.
+    outstanding: Arc<AtomicUsize>,
     /// Held by the thread while it works on a plugin; tests hold it to keep
     /// a plugin on its quick code.
     #[cfg(test)]
     pub(crate) turn: Arc<tokio::sync::Mutex<()>>,
 }
 
-/// How much lower than the server's the optimiser thread's priority is (a
-/// nice value; Linux only).
-const OPTIMIZER_NICENESS: i32 = 10;
+/// How much lower than the server's the optimiser thread's priority is
+/// where the idle class cannot be had (a nice value; Linux only).
+const OPTIMIZER_NICENESS: i32 = 19;
 
 impl Optimizer {
     /// Starts the thread.
@@ -67,6 +75,8 @@ impl Optimizer {
         let (jobs, queue) = mpsc::channel::<TierUp>();
         let turn = Arc::new(tokio::sync::Mutex::new(()));
         let held = turn.clone();
+        let outstanding = Arc::new(AtomicUsize::new(0));
+        let done = outstanding.clone();
         std::thread::Builder::new()
             .name("wharf-optimize".into())
             .spawn(move || {
@@ -74,11 +84,13 @@ impl Optimizer {
                 for job in queue {
                     let _turn = held.blocking_lock();
                     job.run(&functions);
+                    done.fetch_sub(1, Ordering::AcqRel);
                 }
             })
             .expect("spawning the optimiser thread");
         Self {
             jobs,
+            outstanding,
             #[cfg(test)]
             turn,
         }
@@ -86,9 +98,16 @@ impl Optimizer {
 
     /// Queues `job`.
     pub(crate) fn submit(&self, job: TierUp) {
+        self.outstanding.fetch_add(1, Ordering::AcqRel);
         if self.jobs.send(job).is_err() {
+            self.outstanding.fetch_sub(1, Ordering::AcqRel);
             tracing::warn!("the optimiser thread is gone; the quick compile keeps serving");
         }
+    }
+
+    /// How many plugins wait for (or are getting) their optimised code.
+    pub(crate) fn outstanding(&self) -> usize {
+        self.outstanding.load(Ordering::Acquire)
     }
 }
 
@@ -140,11 +159,19 @@ impl TierUp {
     }
 }
 
-/// Lowers the calling thread's scheduling priority.
+/// Puts the calling thread in the idle scheduling class, or failing that
+/// at the lowest nice value.
 fn lower_priority() {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: plain system calls on the calling thread, no pointers.
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: plain system calls on the calling thread (0: this thread);
+        // `param` outlives the call.
+        let idle = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+        if idle == 0 {
+            return;
+        }
+        // SAFETY: as above, no pointers.
         let done = unsafe {
             let thread = libc::gettid();
             libc::setpriority(libc::PRIO_PROCESS, thread as libc::id_t, OPTIMIZER_NICENESS)

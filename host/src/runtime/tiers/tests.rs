@@ -37,6 +37,52 @@ async fn a_new_component_answers_from_the_quick_compile_then_from_the_optimised_
 }
 
 #[tokio::test]
+async fn the_optimiser_counts_what_it_has_left_until_it_is_done() {
+    let runtime = runtime(true, None);
+    assert_eq!(runtime.optimizing(), 0);
+    let held = hold_tier_ups(&runtime).await;
+    let first = load(&runtime, "a", counter(10, 1), CallLimits::default()).await;
+    let second = load(&runtime, "b", counter(10, 2), CallLimits::default()).await;
+    assert_eq!(runtime.optimizing(), 2, "queued or under way");
+    drop(held);
+    tokio::time::timeout(Duration::from_secs(60), runtime.finish_optimizing())
+        .await
+        .expect("the optimiser finishes");
+    assert_eq!(runtime.optimizing(), 0);
+    assert_eq!(first.tier(), Tier::Optimized);
+    assert_eq!(second.tier(), Tier::Optimized);
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_optimiser_runs_at_idle_priority() {
+    let _runtime = runtime(true, None);
+    // The thread sets its class first thing; give it a moment to start.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let policies: Vec<String> = std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .flatten()
+            .filter(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|name| name.trim() == "wharf-optimize")
+            })
+            .map(|task| std::fs::read_to_string(task.path().join("sched")).unwrap())
+            .collect();
+        // `policy : 5` is SCHED_IDLE.
+        if policies.iter().any(|sched| {
+            sched
+                .lines()
+                .any(|l| l.starts_with("policy") && l.ends_with(" 5"))
+        }) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{policies:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
 async fn without_quick_compiles_a_new_component_loads_optimised() {
     let runtime = runtime(false, None);
     assert!(runtime.unmetered.quick.is_none());

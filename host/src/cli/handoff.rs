@@ -1,0 +1,78 @@
+//! Finishing the optimised compiles of a process that stops before they are
+//! done.
+//!
+//! A new component serves Winch's quick code while Cranelift compiles it in
+//! the background (`wharf::runtime` tiers): seconds of work for a JavaScript
+//! or Python component. A process that lives for less than that (a test, a
+//! client that restarts its stdio server, every cold start of a benchmark)
+//! would never store the optimised code, and every start would pay again.
+//! So a server stopping with compiles left starts a process of its own, with
+//! the same arguments and [`HANDOFF_ENV`] set: it loads the same folder with
+//! the same settings (so the same engines and cache), serves nothing, keeps
+//! nothing but the cache, and exits once the optimiser (idle priority) has
+//! put every compile there. It runs in a process group of its own, with no
+//! standard streams, so the client that stopped the server is not kept
+//! waiting. One handoff works on a cache at a time (a lock file in it);
+//! another one finding it taken exits at once.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use wharf::runtime::Runtime;
+
+/// Set in the environment of a handoff process.
+pub const HANDOFF_ENV: &str = "WHARF_FINISH_OPTIMIZING";
+
+/// The lock file, in the compile cache, of the handoff working on it.
+const LOCK_FILE: &str = "optimize.lock";
+
+/// Whether this process is a handoff.
+pub fn is_handoff() -> bool {
+    std::env::var_os(HANDOFF_ENV).is_some()
+}
+
+/// Starts a handoff if `runtime` still has optimised compiles to make and
+/// they would be cached (never from a handoff).
+pub fn hand_off(runtime: &Runtime, cache_root: Option<&Path>) {
+    let left = runtime.optimizing();
+    if left == 0 || cache_root.is_none() || is_handoff() {
+        return;
+    }
+    let started = std::env::current_exe().and_then(|exe| {
+        let mut command = Command::new(exe);
+        command
+            .args(std::env::args_os().skip(1))
+            .env(HANDOFF_ENV, "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        command.spawn()
+    });
+    match started {
+        Ok(child) => tracing::info!(
+            target: super::LOG_TARGET,
+            compiles = left,
+            pid = child.id(),
+            "optimised compiles left: handed to a background process"
+        ),
+        Err(error) => tracing::warn!(
+            target: super::LOG_TARGET,
+            "optimised compiles left, and no process could be started to finish them: {error}"
+        ),
+    }
+}
+
+/// In a handoff: waits until every optimised compile is in the cache, unless
+/// another handoff holds the cache's lock.
+pub async fn finish(runtime: &Runtime, cache_root: &Path) -> anyhow::Result<()> {
+    let lock = std::fs::File::create(cache_root.join(LOCK_FILE))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => return Ok(()),
+        Err(std::fs::TryLockError::Error(error)) => return Err(error.into()),
+    }
+    runtime.finish_optimizing().await;
+    Ok(())
+}
