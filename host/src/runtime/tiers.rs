@@ -10,9 +10,11 @@
 //! meanwhile Cranelift compiles it on the [`Optimizer`]'s thread, one
 //! component at a time and at a low priority, and the plugin's [`Code`] is
 //! swapped: calls under way finish on the code they started on, later ones
-//! get the optimised code. The thread runs at the idle scheduling class
+//! get the optimised code. Each compile starts in the idle scheduling class
 //! (Linux `SCHED_IDLE`): it takes only CPU time no server thread wants, so
-//! serving keeps its speed while it works. A process that stops before it is
+//! serving keeps its speed while it works. On a machine that stays busy that
+//! could be never, so a compile still running after [`IDLE_GRACE`] goes on
+//! at a low normal priority (nice 10) until it is done. A process that stops before it is
 //! done hands what is left to a process of its own (see
 //! `cli/serve/handoff.rs`), so the optimised code reaches the cache even
 //! when every process lives for less than a compile. Both compiles go to the compile cache (each engine
@@ -65,9 +67,13 @@ pub(crate) struct Optimizer {
     pub(crate) turn: Arc<tokio::sync::Mutex<()>>,
 }
 
-/// How much lower than the server's the optimiser thread's priority is
-/// where the idle class cannot be had (a nice value; Linux only).
-const OPTIMIZER_NICENESS: i32 = 19;
+/// How much lower than the server's the optimiser thread's priority is once
+/// a compile has had its [`IDLE_GRACE`] (a nice value; Linux only).
+const OPTIMIZER_NICENESS: i32 = 10;
+
+/// How long a compile runs in the idle class before it may take CPU time
+/// from the server.
+pub(crate) const IDLE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Optimizer {
     /// Starts the thread.
@@ -77,17 +83,26 @@ impl Optimizer {
         let held = turn.clone();
         let outstanding = Arc::new(AtomicUsize::new(0));
         let done = outstanding.clone();
+        let clock = Arc::new(CompileClock::new());
+        let watched = Arc::downgrade(&clock);
         std::thread::Builder::new()
             .name("wharf-optimize".into())
             .spawn(move || {
-                lower_priority();
+                clock.thread.store(this_thread(), Ordering::Release);
                 for job in queue {
+                    set_idle(true, 0);
                     let _turn = held.blocking_lock();
+                    clock.started();
                     job.run(&functions);
+                    clock.stopped();
                     done.fetch_sub(1, Ordering::AcqRel);
                 }
             })
             .expect("spawning the optimiser thread");
+        std::thread::Builder::new()
+            .name("wharf-optimize-watch".into())
+            .spawn(move || watch_grace(watched))
+            .expect("spawning the optimiser's watch");
         Self {
             jobs,
             outstanding,
@@ -159,30 +174,92 @@ impl TierUp {
     }
 }
 
-/// Puts the calling thread in the idle scheduling class, or failing that
-/// at the lowest nice value.
-fn lower_priority() {
+/// When the optimiser's current compile started, for [`watch_grace`].
+struct CompileClock {
+    origin: Instant,
+    /// The optimiser thread's id (0 until it has started).
+    thread: std::sync::atomic::AtomicI32,
+    /// Milliseconds since `origin` when the current compile started (plus
+    /// one, so 0 means none is under way).
+    since: std::sync::atomic::AtomicU64,
+}
+
+impl CompileClock {
+    fn new() -> Self {
+        Self {
+            origin: Instant::now(),
+            thread: 0.into(),
+            since: 0.into(),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.origin.elapsed().as_millis() as u64 + 1
+    }
+
+    fn started(&self) {
+        self.since.store(self.now_ms(), Ordering::Release);
+    }
+
+    fn stopped(&self) {
+        self.since.store(0, Ordering::Release);
+    }
+}
+
+/// Raises a compile past its [`IDLE_GRACE`] out of the idle class; ends with
+/// the optimiser thread.
+fn watch_grace(clock: Weak<CompileClock>) {
+    let mut raised = 0;
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        let Some(clock) = clock.upgrade() else { return };
+        let since = clock.since.load(Ordering::Acquire);
+        let grace = IDLE_GRACE.as_millis() as u64;
+        if since != 0 && since != raised && clock.now_ms().saturating_sub(since) >= grace {
+            set_idle(false, clock.thread.load(Ordering::Acquire));
+            tracing::debug!("an optimised compile outlived its idle grace; it goes on at nice 10");
+            raised = since;
+        }
+    }
+}
+
+/// The calling thread's id (0 off Linux).
+fn this_thread() -> i32 {
+    #[cfg(target_os = "linux")]
+    // SAFETY: a plain system call without arguments.
+    return unsafe { libc::gettid() };
+    #[cfg(not(target_os = "linux"))]
+    0
+}
+
+/// Puts `thread` (0: the calling one) in the idle scheduling class, or
+/// back in the normal class at nice [`OPTIMIZER_NICENESS`].
+fn set_idle(idle: bool, thread: i32) {
     #[cfg(target_os = "linux")]
     {
         let param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: plain system calls on the calling thread (0: this thread);
-        // `param` outlives the call.
-        let idle = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
-        if idle == 0 {
-            return;
-        }
-        // SAFETY: as above, no pointers.
-        let done = unsafe {
-            let thread = libc::gettid();
-            libc::setpriority(libc::PRIO_PROCESS, thread as libc::id_t, OPTIMIZER_NICENESS)
+        let policy = if idle {
+            libc::SCHED_IDLE
+        } else {
+            libc::SCHED_OTHER
         };
-        if done != 0 {
+        // SAFETY: plain system calls on one thread of this process; `param`
+        // outlives the call.
+        let set = unsafe { libc::sched_setscheduler(thread, policy, &param) };
+        let tid = if thread == 0 { this_thread() } else { thread };
+        // SAFETY: as above, no pointers.
+        let nice =
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, OPTIMIZER_NICENESS) };
+        if set != 0 || nice != 0 {
             tracing::debug!(
-                "the optimiser thread keeps its priority: {}",
+                idle,
+                "the optimiser thread's priority is unchanged: {}",
                 std::io::Error::last_os_error()
             );
         }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (idle, thread);
 }
 
 #[cfg(all(test, target_arch = "x86_64"))]

@@ -12,6 +12,19 @@
 //! where the process may use one CPU only, spinning would just keep the
 //! client off it, so it is never on. Unix only (`poll(2)`).
 //!
+//! The poll backs off where it does not pay. Spinning only helps while this
+//! thread has a CPU to itself: on a machine busy with other work, the spin
+//! takes the CPU the client (or anything else) needs to send the next
+//! request, and in one such run the pipelined stdio figure fell to a fifth
+//! of the quiet machine's. So each poll is judged: one that found input
+//! while keeping its CPU (its thread CPU time close to the wall time it
+//! took) pays; one that was preempted (the scheduler gave its CPU away for a
+//! good part of it) or found nothing does not, and polling then stops for a
+//! while, 1 ms at first and twice as long after each poll that does not pay
+//! (at most a second), until one pays again. Under contention the thread
+//! thus sleeps as it would with `--stdio-busy-poll-us 0`, trying a poll now
+//! and then.
+//!
 //! The default budget is long enough for scripted clients that do some work
 //! between calls: the official Python SDK's stdio client sends its next call
 //! about 250 µs after an answer, and with a 100 µs budget it found the thread
@@ -26,6 +39,17 @@ use std::time::{Duration, Instant};
 
 /// The default budget, in microseconds (`--stdio-busy-poll-us`).
 pub const DEFAULT_BUSY_POLL_US: u64 = 1000;
+
+/// The first pause of polling after a poll that did not pay.
+const FIRST_BACKOFF: Duration = Duration::from_millis(1);
+/// The longest pause of polling.
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+/// A poll whose thread ran for less than this share of its wall time was
+/// preempted: something else wanted its CPU.
+const PREEMPTED_BELOW: f64 = 0.7;
+/// Polls shorter than this are not judged for preemption (the clocks' own
+/// cost and granularity dominate).
+const JUDGED_FROM: Duration = Duration::from_micros(20);
 
 /// The busy-poll state of one runtime thread; tokio calls [`before_park`]
 /// and [`after_unpark`] around each sleep.
@@ -42,6 +66,37 @@ pub struct BusyPoll {
     /// Whether the last sleep was short enough that the next one should
     /// start with a poll.
     warm: AtomicBool,
+    /// No poll before this time (nanoseconds since `origin`).
+    paused_until: AtomicU64,
+    /// The current pause after a poll that did not pay (nanoseconds; 0 when
+    /// the last one paid).
+    backoff: AtomicU64,
+}
+
+/// How a poll went.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Polled {
+    found: bool,
+    wall: Duration,
+    /// The polling thread's CPU time meanwhile (`None` where unknown).
+    cpu: Option<Duration>,
+}
+
+impl Polled {
+    /// Whether polling was worth its CPU: input came, and the thread kept
+    /// its CPU while it waited.
+    fn paid(&self) -> bool {
+        self.found && !self.preempted()
+    }
+
+    fn preempted(&self) -> bool {
+        match self.cpu {
+            Some(cpu) if self.wall >= JUDGED_FROM => {
+                cpu.as_secs_f64() < self.wall.as_secs_f64() * PREEMPTED_BELOW
+            }
+            _ => false,
+        }
+    }
 }
 
 impl BusyPoll {
@@ -60,6 +115,8 @@ impl BusyPoll {
             origin: Instant::now(),
             idle_since: AtomicU64::new(0),
             warm: AtomicBool::new(false),
+            paused_until: AtomicU64::new(0),
+            backoff: AtomicU64::new(0),
         }
     }
 
@@ -71,10 +128,37 @@ impl BusyPoll {
     /// Before the thread sleeps: polls the input first if requests have been
     /// arriving back to back.
     pub fn before_park(&self) {
-        self.idle_since.store(self.now(), Ordering::Relaxed);
-        if self.is_warm() {
-            wait_readable(self.fd, self.budget);
+        let now = self.now();
+        self.idle_since.store(now, Ordering::Relaxed);
+        if self.is_warm() && now >= self.paused_until.load(Ordering::Relaxed) {
+            let polled = wait_readable(self.fd, self.budget);
+            self.judge(polled);
         }
+    }
+
+    /// Pauses polling after a poll that did not pay, for twice as long as
+    /// the pause before (from [`FIRST_BACKOFF`] to [`MAX_BACKOFF`]); a poll
+    /// that paid ends the pauses.
+    fn judge(&self, polled: Polled) {
+        if polled.paid() {
+            self.backoff.store(0, Ordering::Relaxed);
+            return;
+        }
+        let last = self.backoff.load(Ordering::Relaxed);
+        let next = if last == 0 {
+            FIRST_BACKOFF.as_nanos() as u64
+        } else {
+            last.saturating_mul(2).min(MAX_BACKOFF.as_nanos() as u64)
+        };
+        self.backoff.store(next, Ordering::Relaxed);
+        self.paused_until
+            .store(self.now().saturating_add(next), Ordering::Relaxed);
+    }
+
+    /// Whether polling is paused now.
+    #[cfg(test)]
+    fn is_paused(&self) -> bool {
+        self.now() < self.paused_until.load(Ordering::Relaxed)
     }
 
     /// After the thread wakes: it stays warm only if it was idle for no longer
@@ -100,12 +184,13 @@ impl BusyPoll {
     }
 }
 
-/// Polls `fd` without blocking until it is readable or hung up (true), or
-/// until `budget` has passed or polling fails (false).
+/// Polls `fd` without blocking until it is readable or hung up (found), or
+/// until `budget` has passed or polling fails (not found).
 #[cfg(unix)]
-fn wait_readable(fd: c_int, budget: Duration) -> bool {
+fn wait_readable(fd: c_int, budget: Duration) -> Polled {
     let start = Instant::now();
-    loop {
+    let cpu_start = thread_cpu_time();
+    let found = loop {
         let mut entry = libc::pollfd {
             fd,
             events: libc::POLLIN,
@@ -115,19 +200,43 @@ fn wait_readable(fd: c_int, budget: Duration) -> bool {
         // a zero timeout never blocks. An fd that is not open reports POLLNVAL.
         let ready = unsafe { libc::poll(&mut entry, 1, 0) };
         if ready != 0 {
-            return ready > 0;
+            break ready > 0;
         }
         if start.elapsed() >= budget {
-            return false;
+            break false;
         }
         std::hint::spin_loop();
+    };
+    let cpu = cpu_start
+        .zip(thread_cpu_time())
+        .map(|(from, to)| to.saturating_sub(from));
+    Polled {
+        found,
+        wall: start.elapsed(),
+        cpu,
     }
+}
+
+/// The calling thread's CPU time.
+#[cfg(unix)]
+fn thread_cpu_time() -> Option<Duration> {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid timespec for the duration of the call.
+    let done = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    (done == 0).then(|| Duration::new(now.tv_sec as u64, now.tv_nsec as u32))
 }
 
 /// Never called: [`BusyPoll::for_stdin`] is `None` off Unix.
 #[cfg(not(unix))]
-fn wait_readable(_fd: c_int, _budget: Duration) -> bool {
-    false
+fn wait_readable(_fd: c_int, _budget: Duration) -> Polled {
+    Polled {
+        found: false,
+        wall: Duration::ZERO,
+        cpu: None,
+    }
 }
 
 #[cfg(all(test, unix))]
@@ -144,7 +253,8 @@ mod tests {
     fn input_already_there_ends_the_poll_at_once() {
         let (reader, mut writer) = pipe();
         writer.write_all(b"{}\n").unwrap();
-        assert!(wait_readable(reader.as_raw_fd(), Duration::from_secs(60)));
+        let polled = wait_readable(reader.as_raw_fd(), Duration::from_secs(60));
+        assert!(polled.found && polled.paid());
     }
 
     #[test]
@@ -156,7 +266,7 @@ mod tests {
             writer.write_all(b"{}\n").unwrap();
             writer
         });
-        assert!(wait_readable(reader.as_raw_fd(), Duration::from_secs(60)));
+        assert!(wait_readable(reader.as_raw_fd(), Duration::from_secs(60)).found);
         assert!(started.elapsed() >= Duration::from_millis(20));
         drop(late.join());
     }
@@ -165,15 +275,77 @@ mod tests {
     fn a_closed_writer_ends_the_poll() {
         let (reader, writer) = pipe();
         drop(writer);
-        assert!(wait_readable(reader.as_raw_fd(), Duration::from_secs(60)));
+        assert!(wait_readable(reader.as_raw_fd(), Duration::from_secs(60)).found);
     }
 
     #[test]
     fn no_input_polls_for_the_whole_budget() {
         let (reader, _writer) = pipe();
         let started = Instant::now();
-        assert!(!wait_readable(reader.as_raw_fd(), Duration::from_millis(5)));
+        let polled = wait_readable(reader.as_raw_fd(), Duration::from_millis(5));
+        assert!(!polled.found && !polled.paid());
         assert!(started.elapsed() >= Duration::from_millis(5));
+        assert!(polled.wall >= Duration::from_millis(5));
+        assert!(polled.cpu.is_some(), "Linux reports thread CPU time");
+    }
+
+    fn polled(found: bool, wall_us: u64, cpu_us: u64) -> Polled {
+        Polled {
+            found,
+            wall: Duration::from_micros(wall_us),
+            cpu: Some(Duration::from_micros(cpu_us)),
+        }
+    }
+
+    #[test]
+    fn a_poll_pays_only_if_it_found_input_and_kept_its_cpu() {
+        assert!(polled(true, 100, 95).paid());
+        assert!(!polled(false, 1000, 1000).paid(), "nothing came");
+        assert!(!polled(true, 1000, 300).paid(), "preempted for most of it");
+        assert!(polled(true, 10, 1).paid(), "too short to judge");
+        let unknown = Polled {
+            found: true,
+            wall: Duration::from_millis(1),
+            cpu: None,
+        };
+        assert!(unknown.paid());
+    }
+
+    #[test]
+    fn polls_that_do_not_pay_pause_polling_for_longer_each_time() {
+        let (reader, _writer) = pipe();
+        let poll = BusyPoll::new(reader.as_raw_fd(), Duration::from_micros(100));
+        assert!(!poll.is_paused());
+        poll.judge(polled(true, 1000, 200));
+        assert!(poll.is_paused(), "preempted");
+        assert_eq!(poll.backoff.load(Ordering::Relaxed), 1_000_000);
+        poll.judge(polled(false, 100, 100));
+        assert_eq!(poll.backoff.load(Ordering::Relaxed), 2_000_000);
+        for _ in 0..20 {
+            poll.judge(polled(false, 100, 100));
+        }
+        assert_eq!(
+            poll.backoff.load(Ordering::Relaxed),
+            MAX_BACKOFF.as_nanos() as u64
+        );
+        poll.judge(polled(true, 100, 100));
+        assert_eq!(poll.backoff.load(Ordering::Relaxed), 0, "a poll that paid");
+    }
+
+    #[test]
+    fn a_paused_warm_thread_sleeps_without_polling() {
+        let (reader, _writer) = pipe();
+        let poll = BusyPoll::new(reader.as_raw_fd(), Duration::from_secs(60));
+        poll.record_idle(Duration::ZERO);
+        assert!(poll.is_warm());
+        poll.backoff
+            .store(MAX_BACKOFF.as_nanos() as u64, Ordering::Relaxed);
+        poll.paused_until
+            .store(poll.now() + 60_000_000_000, Ordering::Relaxed);
+        let started = Instant::now();
+        // Warm but paused: returns at once (a poll would spin a minute).
+        poll.before_park();
+        assert!(started.elapsed() < Duration::from_secs(10));
     }
 
     #[test]

@@ -56,8 +56,10 @@ async fn the_optimiser_counts_what_it_has_left_until_it_is_done() {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn the_optimiser_runs_at_idle_priority() {
-    let _runtime = runtime(true, None);
-    // The thread sets its class first thing; give it a moment to start.
+    let runtime = runtime(true, None);
+    let _held = hold_tier_ups(&runtime).await;
+    let _plugin = load(&runtime, "idle", counter(10, 7), CallLimits::default()).await;
+    // The thread sets its class as it takes its job; give it a moment.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let policies: Vec<String> = std::fs::read_dir("/proc/self/task")
@@ -80,6 +82,51 @@ async fn the_optimiser_runs_at_idle_priority() {
         assert!(std::time::Instant::now() < deadline, "{policies:?}");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// The scheduling policy of thread `tid` of this process (5: SCHED_IDLE).
+#[cfg(target_os = "linux")]
+fn policy_of(tid: i32) -> u32 {
+    let sched = std::fs::read_to_string(format!("/proc/self/task/{tid}/sched")).unwrap();
+    let line = sched.lines().find(|l| l.starts_with("policy")).unwrap();
+    line.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_compile_past_its_idle_grace_goes_on_in_the_normal_class() {
+    use super::{CompileClock, IDLE_GRACE, set_idle, this_thread, watch_grace};
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
+
+    let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        set_idle(true, 0);
+        tid_tx.send(this_thread()).unwrap();
+        let _ = stop_rx.recv();
+    });
+    let tid = tid_rx.recv().unwrap();
+    assert_eq!(policy_of(tid), 5, "idle at first");
+    let clock = Arc::new(CompileClock::new());
+    clock.thread.store(tid, Ordering::Release);
+    // A compile that started before its grace was over: 1 ms after origin,
+    // and the clock is now past the grace.
+    clock.since.store(1, Ordering::Release);
+    std::thread::sleep(IDLE_GRACE + Duration::from_millis(10));
+    let watch = std::thread::spawn({
+        let weak = Arc::downgrade(&clock);
+        move || watch_grace(weak)
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while policy_of(tid) != 0 {
+        assert!(std::time::Instant::now() < deadline, "never raised");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(clock);
+    watch.join().unwrap();
+    stop_tx.send(()).unwrap();
+    worker.join().unwrap();
 }
 
 #[tokio::test]
