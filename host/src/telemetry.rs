@@ -1,4 +1,5 @@
-//! OpenTelemetry export over OTLP (http/protobuf or grpc, plain or TLS): one
+//! OpenTelemetry export over OTLP (http/protobuf, http/json or grpc, plain or
+//! TLS): one
 //! span per MCP request with child spans for the phases of a tool call, and
 //! the server's metrics.
 //!
@@ -52,10 +53,6 @@ pub enum TelemetryError {
         variable: &'static str,
         value: String,
     },
-    #[error(
-        "{variable}=http/json: this build of wharf exports OTLP over grpc and http/protobuf only"
-    )]
-    Json { variable: &'static str },
     #[error("--otlp-endpoint {0}: not an http:// or https:// URL")]
     Endpoint(String),
     #[error("{variable}={path}: {reason}")]
@@ -238,19 +235,18 @@ mod tests {
     }
 
     #[test]
-    fn http_json_and_unknown_protocols_are_refused() {
-        assert_eq!(
-            start(
-                None,
-                &[
-                    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
-                    ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json")
-                ]
-            )
-            .err()
-            .unwrap(),
-            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/json: this build of wharf exports OTLP over grpc and http/protobuf only"
-        );
+    fn http_json_is_exported_and_unknown_protocols_are_refused() {
+        let telemetry = start(
+            None,
+            &[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
+                ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json"),
+            ],
+        )
+        .unwrap()
+        .unwrap();
+        assert!(telemetry.grpc.is_none());
+        telemetry.shutdown();
         assert_eq!(
             start(
                 Some("http://127.0.0.1:4318"),

@@ -1,13 +1,15 @@
 //! A tiny OTLP receiver on loopback for the telemetry tests, over
-//! http/protobuf (plain or TLS) or gRPC (`otlp_grpc.rs`): it accepts every
+//! http/protobuf or http/json (plain or TLS) or gRPC (`otlp_grpc.rs`): it
+//! accepts every
 //! export, answers success, and keeps each request's path, headers and
 //! message. Spans and metrics are decoded with the official protobuf
-//! definitions (the `opentelemetry-proto` crate's types), so what is checked
+//! definitions (the `opentelemetry-proto` crate's types, and their JSON
+//! mapping for http/json), so what is checked
 //! is what any OTLP collector would receive. No collector build is published
 //! in the registries reachable here.
 //!
-//! The http/protobuf side accepts every POST (keep-alive, `Content-Length`
-//! bodies) and answers 200.
+//! The HTTP side accepts every POST (keep-alive, `Content-Length` bodies)
+//! and answers 200 with an empty message in the request's encoding.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener};
@@ -47,6 +49,15 @@ impl Received {
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The message, from protobuf or (http/json) from its JSON mapping.
+    fn decode<T: Message + Default + serde::de::DeserializeOwned>(&self) -> T {
+        if self.header("content-type") == Some("application/json") {
+            serde_json::from_slice(&self.body).unwrap()
+        } else {
+            T::decode(self.body.as_slice()).unwrap()
+        }
     }
 }
 
@@ -127,7 +138,7 @@ impl Receiver {
             .iter()
             .filter(|r| TRACES.contains(&r.path.as_str()))
             .flat_map(|r| {
-                let request = ExportTraceServiceRequest::decode(r.body.as_slice()).unwrap();
+                let request: ExportTraceServiceRequest = r.decode();
                 request
                     .resource_spans
                     .into_iter()
@@ -142,7 +153,7 @@ impl Receiver {
         self.requests()
             .iter()
             .filter(|r| METRICS.contains(&r.path.as_str()))
-            .map(|r| ExportMetricsServiceRequest::decode(r.body.as_slice()).unwrap())
+            .map(|r| r.decode::<ExportMetricsServiceRequest>())
             .collect()
     }
 
@@ -209,13 +220,19 @@ fn serve(stream: impl Read + Write, store: &Mutex<Vec<Received>>) {
         if reader.read_exact(&mut body).is_err() {
             return;
         }
+        let json = headers
+            .iter()
+            .any(|(n, v)| n == "content-type" && v == "application/json");
         store.lock().unwrap().push(Received {
             path,
             headers,
             body,
         });
-        let answer =
-            b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n";
+        let answer: &[u8] = if json {
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+        } else {
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n"
+        };
         let writer = reader.get_mut();
         if writer
             .write_all(answer)

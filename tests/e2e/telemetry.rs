@@ -369,13 +369,13 @@ fn every_request_of_a_legacy_stdio_session_gets_its_span() {
 }
 
 #[test]
-fn http_json_stops_the_server_at_start() {
+fn an_unknown_otlp_protocol_stops_the_server_at_start() {
     let plugins = plugin_dir(&["echo"]);
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_wharf"))
         .args(["serve", "--plugins"])
         .arg(plugins.path())
         .args(["--otlp-endpoint", "http://127.0.0.1:4318"])
-        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "thrift")
         .env("WHARF_CACHE_DIR", crate::harness::cache_dir())
         .stdin(std::process::Stdio::null())
         .output()
@@ -384,7 +384,7 @@ fn http_json_stops_the_server_at_start() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains(
-            "OTEL_EXPORTER_OTLP_PROTOCOL=http/json: this build of wharf exports OTLP over grpc and http/protobuf only"
+            "OTEL_EXPORTER_OTLP_PROTOCOL=thrift: not an OTLP protocol (grpc, http/protobuf or http/json)"
         ),
         "{stderr}"
     );

@@ -1,7 +1,7 @@
 //! OTLP export over each wire Wharf speaks, to a real receiver on loopback:
-//! gRPC (plain, and TLS with a private CA and a client certificate), and
-//! http/protobuf over TLS with a private CA, each signal on its own protocol
-//! if asked; what a bad TLS setting does at start, and an export that cannot
+//! gRPC (plain, and TLS with a private CA and a client certificate),
+//! http/json, and http/protobuf over TLS with a private CA, each signal on
+//! its own protocol if asked; what a bad TLS setting does at start, and an export that cannot
 //! verify the collector.
 
 use serde_json::json;
@@ -71,6 +71,43 @@ fn a_grpc_collector_receives_the_call_in_the_clients_trace() {
     ] {
         assert!(names.iter().any(|n| n == name), "{name}: {names:?}");
     }
+}
+
+#[test]
+fn an_http_json_collector_receives_the_otlp_json_mapping() {
+    let receiver = Receiver::start();
+    let plugins = plugin_dir(&["echo"]);
+    let mut env = FAST_EXPORT.to_vec();
+    env.push(("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"));
+    let endpoint = receiver.url();
+    let mut wharf = Wharf::start_in_env(plugins.path(), &["--otlp-endpoint", &endpoint], &env);
+    traced_call(&mut wharf, 1, "echo_echo", json!({"text": "json"}));
+    let server = span(&receiver, "tools/call echo_echo");
+    assert_eq!(hex(&server.trace_id), TRACE_ID);
+    assert_eq!(hex(&server.parent_span_id), PARENT_ID);
+    assert_eq!(
+        attribute(&server, "gen_ai.tool.name").as_deref(),
+        Some("echo_echo")
+    );
+    let export = receiver
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/v1/traces")
+        .unwrap();
+    assert_eq!(export.header("content-type"), Some("application/json"));
+    // OTLP/JSON writes ids as hex strings, not base64.
+    let body: serde_json::Value = serde_json::from_slice(&export.body).unwrap();
+    let spans = &body["resourceSpans"][0]["scopeSpans"][0]["spans"];
+    assert!(
+        spans
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["traceId"] == TRACE_ID),
+        "{body}"
+    );
+    let names = receiver.wait_for_metric("wharf.tool.calls");
+    assert!(names.iter().any(|n| n == "wharf.tool.calls"), "{names:?}");
 }
 
 #[test]

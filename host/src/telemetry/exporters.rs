@@ -3,7 +3,7 @@
 //!
 //! The protocol is the signal's `OTEL_EXPORTER_OTLP_{TRACES,METRICS}_PROTOCOL`,
 //! else `OTEL_EXPORTER_OTLP_PROTOCOL`, else http/protobuf (the OTLP default).
-//! - **http/protobuf**: a blocking reqwest client with the rustls
+//! - **http/protobuf**, **http/json**: a blocking reqwest client with the rustls
 //!   configuration of [`ClientTls`] (`http_client.rs`), which the SDK's batch processor (spans)
 //!   and periodic reader (metrics) call on their own threads.
 //! - **grpc**: a tonic channel. It needs a tokio runtime for its connection
@@ -11,7 +11,7 @@
 //!   one thread), so gRPC export gets a one-thread runtime of its own
 //!   ([`grpc_runtime`]); the SDK threads only wait on the channel.
 //!
-//! `--otlp-endpoint URL` is the base URL of both signals: http/protobuf sends
+//! `--otlp-endpoint URL` is the base URL of both signals: HTTP sends
 //! to `URL/v1/traces` and `URL/v1/metrics`, gRPC to `URL` (the service names
 //! the method). Without it, the SDK reads the `OTEL_EXPORTER_OTLP_*ENDPOINT`
 //! variables itself, as it reads the headers, timeouts and compression.
@@ -29,10 +29,11 @@ use super::tls::{ClientTls, TlsVariables};
 /// The OTLP default export timeout (`OTEL_EXPORTER_OTLP_TIMEOUT`).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// An OTLP wire protocol this build speaks.
+/// An OTLP wire protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wire {
     HttpProtobuf,
+    HttpJson,
     Grpc,
 }
 
@@ -102,7 +103,7 @@ impl Plan {
     ) -> Result<Self, TelemetryError> {
         let wire = wire(signal, getenv)?;
         let endpoint = base.map(|base| match wire {
-            Wire::HttpProtobuf => format!("{base}{}", signal.path),
+            Wire::HttpProtobuf | Wire::HttpJson => format!("{base}{}", signal.path),
             Wire::Grpc => base.to_string(),
         });
         let timeout = first(&signal.timeout, getenv)
@@ -121,7 +122,9 @@ impl Plan {
         grpc: Option<&tokio::runtime::Runtime>,
     ) -> Result<SpanExporter, TelemetryError> {
         Ok(match self.wire {
-            Wire::HttpProtobuf => self.http(SpanExporter::builder().with_http())?.build()?,
+            Wire::HttpProtobuf | Wire::HttpJson => {
+                self.http(SpanExporter::builder().with_http())?.build()?
+            }
             Wire::Grpc => {
                 let _runtime = grpc.expect("a gRPC plan has its runtime").enter();
                 self.grpc(SpanExporter::builder().with_tonic()).build()?
@@ -134,7 +137,9 @@ impl Plan {
         grpc: Option<&tokio::runtime::Runtime>,
     ) -> Result<MetricExporter, TelemetryError> {
         Ok(match self.wire {
-            Wire::HttpProtobuf => self.http(MetricExporter::builder().with_http())?.build()?,
+            Wire::HttpProtobuf | Wire::HttpJson => {
+                self.http(MetricExporter::builder().with_http())?.build()?
+            }
             Wire::Grpc => {
                 let _runtime = grpc.expect("a gRPC plan has its runtime").enter();
                 self.grpc(MetricExporter::builder().with_tonic()).build()?
@@ -143,8 +148,12 @@ impl Plan {
     }
 
     fn http<B: WithExportConfig + WithHttpConfig>(&self, builder: B) -> Result<B, TelemetryError> {
+        let protocol = match self.wire {
+            Wire::HttpJson => Protocol::HttpJson,
+            _ => Protocol::HttpBinary,
+        };
         let builder = builder
-            .with_protocol(Protocol::HttpBinary)
+            .with_protocol(protocol)
             .with_http_client(ExportClient::new(self.timeout, self.tls.rustls())?);
         Ok(match &self.endpoint {
             Some(url) => builder.with_endpoint(url),
@@ -179,7 +188,7 @@ fn wire(signal: &Signal, getenv: &impl Fn(&str) -> Option<String>) -> Result<Wir
     match value.trim() {
         "http/protobuf" => Ok(Wire::HttpProtobuf),
         "grpc" => Ok(Wire::Grpc),
-        "http/json" => Err(TelemetryError::Json { variable }),
+        "http/json" => Ok(Wire::HttpJson),
         _ => Err(TelemetryError::Protocol { variable, value }),
     }
 }

@@ -1,5 +1,6 @@
-//! The http/protobuf exporter's HTTP client: reqwest's blocking client with
-//! Wharf's rustls configuration, wrapped so that a failed export says why.
+//! The client of the OTLP/HTTP exporters (http/protobuf and http/json):
+//! reqwest's blocking client with Wharf's rustls configuration, wrapped so
+//! that a failed export says why.
 //!
 //! The SDK logs a failed HTTP export as `HTTP export failed: network error`
 //! and keeps the cause (an unknown issuer, a refused connection) at debug
