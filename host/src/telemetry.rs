@@ -53,6 +53,11 @@ pub enum TelemetryError {
         variable: &'static str,
         value: String,
     },
+    #[error("{variable}={value}: not a compression this build sends (gzip or none)")]
+    Compression {
+        variable: &'static str,
+        value: String,
+    },
     #[error("--otlp-endpoint {0}: not an http:// or https:// URL")]
     Endpoint(String),
     #[error("{variable}={path}: {reason}")]
@@ -258,6 +263,31 @@ mod tests {
             .err()
             .unwrap(),
             "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=thrift: not an OTLP protocol (grpc, http/protobuf or http/json)"
+        );
+    }
+
+    #[test]
+    fn gzip_is_sent_and_other_compressions_are_refused() {
+        for value in ["gzip", "GZIP", "none"] {
+            let telemetry = start(
+                Some("http://127.0.0.1:4318"),
+                &[("OTEL_EXPORTER_OTLP_COMPRESSION", value)],
+            )
+            .unwrap()
+            .unwrap();
+            telemetry.shutdown();
+        }
+        assert_eq!(
+            start(
+                Some("http://127.0.0.1:4318"),
+                &[
+                    ("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"),
+                    ("OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "zstd")
+                ]
+            )
+            .err()
+            .unwrap(),
+            "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION=zstd: not a compression this build sends (gzip or none)"
         );
     }
 

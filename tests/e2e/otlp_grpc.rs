@@ -2,7 +2,7 @@
 //! HTTP/2 server on loopback, plain (prior knowledge, as gRPC over `http://`
 //! is) or TLS with ALPN `h2`, answering the unary `Export` calls of the OTLP
 //! trace and metrics services. Each request's message is unframed (the
-//! 5-byte gRPC prefix: compressed flag, big-endian length) and kept; the
+//! 5-byte gRPC prefix: compressed flag, big-endian length) and kept as sent; the
 //! answer is an empty `Export*ServiceResponse` with `grpc-status: 0`. Written
 //! on hyper, which the host already builds, rather than tonic's server, so
 //! the test build compiles no second tonic with other features.
@@ -89,8 +89,9 @@ async fn export(request: Request<Incoming>, store: Store) -> Result<Response<Ans
         Ok(collected) => collected.to_bytes(),
         Err(_) => Bytes::new(),
     };
-    // One uncompressed message: flag 0, then its length.
-    let message = if body.len() >= 5 && body[0] == 0 {
+    // One message: its compressed flag (`grpc-encoding` says how), then its
+    // length.
+    let message = if body.len() >= 5 {
         let length = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
         body.slice(5..5 + length.min(body.len() - 5)).to_vec()
     } else {

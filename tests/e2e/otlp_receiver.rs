@@ -34,7 +34,8 @@ const METRICS: [&str; 2] = [
     "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
 ];
 
-/// One request received (for gRPC, `body` is the message, unframed).
+/// One request received (for gRPC, `body` is the message, unframed); `body`
+/// is as sent, compressed if it was.
 #[derive(Debug, Clone)]
 pub struct Received {
     pub path: String,
@@ -51,12 +52,26 @@ impl Received {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Whether the body is gzipped (`Content-Encoding`, or for gRPC
+    /// `grpc-encoding`: a message compressed with it).
+    pub fn gzipped(&self) -> bool {
+        self.header("content-encoding") == Some("gzip")
+            || self.header("grpc-encoding") == Some("gzip")
+    }
+
     /// The message, from protobuf or (http/json) from its JSON mapping.
     fn decode<T: Message + Default + serde::de::DeserializeOwned>(&self) -> T {
+        let mut body = self.body.clone();
+        if self.gzipped() {
+            body.clear();
+            flate2::read::GzDecoder::new(self.body.as_slice())
+                .read_to_end(&mut body)
+                .unwrap();
+        }
         if self.header("content-type") == Some("application/json") {
-            serde_json::from_slice(&self.body).unwrap()
+            serde_json::from_slice(&body).unwrap()
         } else {
-            T::decode(self.body.as_slice()).unwrap()
+            T::decode(body.as_slice()).unwrap()
         }
     }
 }

@@ -123,6 +123,7 @@ fn grpc_over_tls_trusts_a_private_ca_and_presents_a_client_certificate() {
     env.extend([
         ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"),
         ("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca_file),
         ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &client_cert),
         ("OTEL_EXPORTER_OTLP_CLIENT_KEY", &client_key),
@@ -133,6 +134,8 @@ fn grpc_over_tls_trusts_a_private_ca_and_presents_a_client_certificate() {
     assert_eq!(hex(&server.trace_id), TRACE_ID);
     let names = receiver.wait_for_metric("wharf.tool.calls");
     assert!(names.iter().any(|n| n == "wharf.tool.calls"), "{names:?}");
+    // Gzipped, as OTEL_EXPORTER_OTLP_COMPRESSION asked.
+    assert!(receiver.requests().iter().all(|r| r.gzipped()));
 }
 
 #[test]
@@ -148,6 +151,7 @@ fn each_signal_takes_its_own_protocol_and_https_trusts_a_private_ca() {
     env.extend([
         ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", traces_url.as_str()),
         ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", &ca_file),
+        ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "gzip"),
         ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", &metrics_url),
         ("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "grpc"),
     ]);
@@ -157,9 +161,12 @@ fn each_signal_takes_its_own_protocol_and_https_trusts_a_private_ca() {
     assert_eq!(hex(&server.parent_span_id), PARENT_ID);
     let names = metrics.wait_for_metric("wharf.tool.calls");
     assert!(names.iter().any(|n| n == "wharf.tool.calls"), "{names:?}");
-    // Each signal went where it was sent, and nowhere else.
+    // Each signal went where it was sent, and nowhere else; traces gzipped,
+    // metrics not, as asked.
     assert!(traces.metrics().is_empty());
     assert!(metrics.spans().is_empty());
+    assert!(traces.requests().iter().all(|r| r.gzipped()));
+    assert!(metrics.requests().iter().all(|r| !r.gzipped()));
 }
 
 #[test]

@@ -14,7 +14,8 @@
 //! `--otlp-endpoint URL` is the base URL of both signals: HTTP sends
 //! to `URL/v1/traces` and `URL/v1/metrics`, gRPC to `URL` (the service names
 //! the method). Without it, the SDK reads the `OTEL_EXPORTER_OTLP_*ENDPOINT`
-//! variables itself, as it reads the headers, timeouts and compression.
+//! variables itself, as it reads the headers, timeouts and compression (gzip,
+//! checked here first).
 
 use std::time::Duration;
 
@@ -41,6 +42,7 @@ pub enum Wire {
 pub struct Signal {
     protocol: [&'static str; 2],
     timeout: [&'static str; 2],
+    compression: [&'static str; 2],
     tls: TlsVariables,
     path: &'static str,
 }
@@ -56,6 +58,10 @@ macro_rules! signal {
             timeout: [
                 concat!("OTEL_EXPORTER_OTLP_", $signal, "_TIMEOUT"),
                 "OTEL_EXPORTER_OTLP_TIMEOUT",
+            ],
+            compression: [
+                concat!("OTEL_EXPORTER_OTLP_", $signal, "_COMPRESSION"),
+                "OTEL_EXPORTER_OTLP_COMPRESSION",
             ],
             tls: TlsVariables {
                 certificate: [
@@ -102,6 +108,7 @@ impl Plan {
         getenv: &impl Fn(&str) -> Option<String>,
     ) -> Result<Self, TelemetryError> {
         let wire = wire(signal, getenv)?;
+        check_compression(signal, getenv)?;
         let endpoint = base.map(|base| match wire {
             Wire::HttpProtobuf | Wire::HttpJson => format!("{base}{}", signal.path),
             Wire::Grpc => base.to_string(),
@@ -190,6 +197,23 @@ fn wire(signal: &Signal, getenv: &impl Fn(&str) -> Option<String>) -> Result<Wir
         "grpc" => Ok(Wire::Grpc),
         "http/json" => Ok(Wire::HttpJson),
         _ => Err(TelemetryError::Protocol { variable, value }),
+    }
+}
+
+/// Refuses a compression this build cannot send. The SDK reads the variable
+/// itself and would only warn (before logging starts, so unseen) and send
+/// uncompressed; gzip, the one the OTLP specification names, is built.
+fn check_compression(
+    signal: &Signal,
+    getenv: &impl Fn(&str) -> Option<String>,
+) -> Result<(), TelemetryError> {
+    match first(&signal.compression, getenv) {
+        Some((variable, value))
+            if !["gzip", "none"].contains(&value.trim().to_ascii_lowercase().as_str()) =>
+        {
+            Err(TelemetryError::Compression { variable, value })
+        }
+        _ => Ok(()),
     }
 }
 
