@@ -218,3 +218,18 @@ fn a_bad_tls_file_stops_the_server_at_start() {
     );
     assert!(stderr.contains(&expected), "{stderr}");
 }
+
+#[test]
+fn what_the_sdk_says_about_its_environment_at_start_is_logged() {
+    let receiver = Receiver::start();
+    let plugins = plugin_dir(&["echo"]);
+    let endpoint = receiver.url();
+    let wharf = Wharf::start_in_env(
+        plugins.path(),
+        &["--otlp-endpoint", &endpoint],
+        &[("OTEL_TRACES_SAMPLER", "traceidratio")],
+    );
+    wharf.wait_for_log(
+        "OTEL_TRACES_SAMPLER is set to 'traceidratio' but OTEL_TRACES_SAMPLER_ARG environment variable is missing or invalid",
+    );
+}
