@@ -83,9 +83,14 @@ impl ClientTls {
         for (index, root) in extra_roots.into_iter().enumerate() {
             let ca = ca.as_ref().expect("roots come from the CA file");
             roots.add(root).map_err(|error| {
+                // rustls words this for a peer's certificate; say what it found.
+                let reason = match error {
+                    rustls::Error::InvalidCertificate(error) => format!("{error:?}"),
+                    other => other.to_string(),
+                };
                 tls_file(
                     ca,
-                    format!("certificate {} is no trust anchor ({error})", index + 1),
+                    format!("certificate {} is no trust anchor ({reason})", index + 1),
                 )
             })?;
         }
@@ -296,6 +301,56 @@ mod tests {
             .unwrap(),
             format!(
                 "OTEL_EXPORTER_OTLP_CLIENT_KEY={ca}: no PEM private key in it (no items found)"
+            )
+        );
+    }
+
+    #[test]
+    fn broken_certificates_and_a_key_of_another_certificate_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, cert, _) = files(dir.path());
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path.to_str().unwrap().to_string()
+        };
+        let not_der = write(
+            "not-der.pem",
+            "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+        );
+        assert_eq!(
+            read_env(&[("OTEL_EXPORTER_OTLP_CERTIFICATE", &not_der)])
+                .err()
+                .unwrap(),
+            format!(
+                "OTEL_EXPORTER_OTLP_CERTIFICATE={not_der}: certificate 1 is no trust anchor (BadEncoding)"
+            )
+        );
+        let not_base64 = write(
+            "not-base64.pem",
+            "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n",
+        );
+        assert_eq!(
+            read_env(&[("OTEL_EXPORTER_OTLP_CERTIFICATE", &not_base64)])
+                .err()
+                .unwrap(),
+            format!(
+                "OTEL_EXPORTER_OTLP_CERTIFICATE={not_base64}: not a PEM file (base64 decode error: InvalidCharacter(33))"
+            )
+        );
+        let other_key = write(
+            "other.key",
+            &rcgen::KeyPair::generate().unwrap().serialize_pem(),
+        );
+        assert_eq!(
+            read_env(&[
+                ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &cert),
+                ("OTEL_EXPORTER_OTLP_CLIENT_KEY", &other_key),
+            ])
+            .err()
+            .unwrap(),
+            format!(
+                "OTEL_EXPORTER_OTLP_CLIENT_KEY={other_key}: not usable with the certificate (keys may not be consistent: KeyMismatch)"
             )
         );
     }
