@@ -250,7 +250,9 @@ fn http_requests_are_parented_by_meta_then_by_the_header() {
     assert!(events.iter().any(|e| e["id"] == 3), "{events:?}");
 
     let spans = receiver.wait_for_spans(|spans| {
-        named(spans, "tools/call echo_echo").len() >= 2 && !named(spans, "tools/list").is_empty()
+        named(spans, "tools/call echo_echo").len() >= 2
+            && !named(spans, "tools/list").is_empty()
+            && !named(spans, "initialize").is_empty()
     });
     let calls = named(&spans, "tools/call echo_echo");
     let by_id = |id: &str| {
@@ -266,6 +268,17 @@ fn http_requests_are_parented_by_meta_then_by_the_header() {
     assert_eq!(hex(&second.parent_span_id), PARENT_ID);
     assert_eq!(
         attribute(first, "network.transport").as_deref(),
+        Some("tcp")
+    );
+    // The session's initialize has its span too, with the version agreed.
+    let initialize = named(&spans, "initialize");
+    assert_eq!(initialize.len(), 1, "{spans:#?}");
+    assert_eq!(
+        attribute(initialize[0], "mcp.protocol.version").as_deref(),
+        Some("2025-06-18")
+    );
+    assert_eq!(
+        attribute(initialize[0], "network.transport").as_deref(),
         Some("tcp")
     );
     let list = named(&spans, "tools/list")[0];
