@@ -63,6 +63,7 @@ use crate::registry::{
     ExposedPrompt, ExposedResource, ExposedTemplate, ExposedTool, Registry, ToolSet,
 };
 use crate::resource_watch::ResourceWatch;
+use crate::telemetry::request_span::record_protocol_version;
 use crate::telemetry::{request_span, traced};
 use resources::Subscriptions;
 
@@ -214,12 +215,20 @@ impl ServerHandler for WharfServer {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
-        context.peer.set_peer_info(request.clone());
-        let result = self.negotiate_initialize(&request)?;
-        Ok(discovery::for_client(
-            result,
-            request.capabilities.supports_tasks(),
-        ))
+        traced(request_span("initialize", None, &context), async {
+            context.peer.set_peer_info(request.clone());
+            let result = self.negotiate_initialize(&request)?;
+            record_protocol_version(result.protocol_version.as_str());
+            Ok(discovery::for_client(
+                result,
+                request.capabilities.supports_tasks(),
+            ))
+        })
+        .await
+    }
+
+    async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        traced(request_span("ping", None, &context), async { Ok(()) }).await
     }
 
     async fn get_task(
@@ -267,8 +276,10 @@ impl ServerHandler for WharfServer {
         Some(listen::accepted_filter(self, requested))
     }
 
+    /// Its span lasts as long as the subscription's stream.
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
-        listen::listen(self, subscription).await
+        let span = request_span("subscriptions/listen", None, subscription.request_context());
+        traced(span, listen::listen(self, subscription)).await
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -410,17 +421,25 @@ impl ServerHandler for WharfServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        resources::subscribe(self, request.uri, context.peer)
+        let span = request_span("resources/subscribe", Some(&request.uri), &context);
+        traced(span, async {
+            resources::subscribe(self, request.uri, context.peer)
+        })
+        .await
     }
 
     #[allow(deprecated)]
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        resources::unsubscribe(self, &request.uri);
-        Ok(())
+        let span = request_span("resources/unsubscribe", Some(&request.uri), &context);
+        traced(span, async {
+            resources::unsubscribe(self, &request.uri);
+            Ok(())
+        })
+        .await
     }
 
     async fn complete(
@@ -436,9 +455,12 @@ impl ServerHandler for WharfServer {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        logging::set_level(self, request.level);
-        Ok(())
+        traced(request_span("logging/setLevel", None, &context), async {
+            logging::set_level(self, request.level);
+            Ok(())
+        })
+        .await
     }
 }

@@ -1,12 +1,18 @@
-//! A tiny OTLP/HTTP receiver on loopback for the telemetry tests: it accepts
-//! every POST (keep-alive, `Content-Length` bodies), answers 200, and keeps
-//! each request's path, headers and body. Spans and metrics are decoded with
-//! the official protobuf definitions (the `opentelemetry-proto` crate's
-//! types), so what is checked is what any OTLP collector would receive. No
-//! collector build is published in the registries reachable here.
+//! A tiny OTLP receiver on loopback for the telemetry tests, over
+//! http/protobuf or http/json (plain or TLS) or gRPC (`otlp_grpc.rs`): it
+//! accepts every
+//! export, answers success, and keeps each request's path, headers and
+//! message. Spans and metrics are decoded with the official protobuf
+//! definitions (the `opentelemetry-proto` crate's types, and their JSON
+//! mapping for http/json), so what is checked
+//! is what any OTLP collector would receive. No collector build is published
+//! in the registries reachable here.
+//!
+//! The HTTP side accepts every POST (keep-alive, `Content-Length` bodies)
+//! and answers 200 with an empty message in the request's encoding.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,7 +24,18 @@ use prost::Message;
 
 use crate::harness::PATIENCE;
 
-/// One request received.
+/// The paths of trace and metric exports, over http/protobuf and gRPC.
+const TRACES: [&str; 2] = [
+    "/v1/traces",
+    "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+];
+const METRICS: [&str; 2] = [
+    "/v1/metrics",
+    "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
+];
+
+/// One request received (for gRPC, `body` is the message, unframed); `body`
+/// is as sent, compressed if it was.
 #[derive(Debug, Clone)]
 pub struct Received {
     pub path: String,
@@ -34,33 +51,96 @@ impl Received {
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
     }
+
+    /// Whether the body is gzipped (`Content-Encoding`, or for gRPC
+    /// `grpc-encoding`: a message compressed with it).
+    pub fn gzipped(&self) -> bool {
+        self.header("content-encoding") == Some("gzip")
+            || self.header("grpc-encoding") == Some("gzip")
+    }
+
+    /// The message, from protobuf or (http/json) from its JSON mapping.
+    fn decode<T: Message + Default + serde::de::DeserializeOwned>(&self) -> T {
+        let mut body = self.body.clone();
+        if self.gzipped() {
+            body.clear();
+            flate2::read::GzDecoder::new(self.body.as_slice())
+                .read_to_end(&mut body)
+                .unwrap();
+        }
+        if self.header("content-type") == Some("application/json") {
+            serde_json::from_slice(&body).unwrap()
+        } else {
+            T::decode(body.as_slice()).unwrap()
+        }
+    }
 }
+
+/// What the receiver keeps; shared with its connection threads or tasks.
+pub type Store = Arc<Mutex<Vec<Received>>>;
 
 /// The receiver; it runs until the test process ends.
 #[derive(Clone)]
 pub struct Receiver {
     pub addr: SocketAddr,
-    received: Arc<Mutex<Vec<Received>>>,
+    scheme: &'static str,
+    received: Store,
 }
 
 impl Receiver {
+    /// OTLP/HTTP, plain.
     pub fn start() -> Self {
+        Self::http(None)
+    }
+
+    /// OTLP/HTTP over TLS with this server configuration.
+    pub fn start_https(tls: Arc<rustls::ServerConfig>) -> Self {
+        Self::http(Some(tls))
+    }
+
+    /// OTLP/gRPC, plain (HTTP/2 with prior knowledge) or over TLS.
+    pub fn start_grpc(tls: Option<Arc<rustls::ServerConfig>>) -> Self {
+        let received = Store::default();
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let addr = crate::otlp_grpc::serve(tls, received.clone());
+        Self {
+            addr,
+            scheme,
+            received,
+        }
+    }
+
+    fn http(tls: Option<Arc<rustls::ServerConfig>>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let received = Arc::new(Mutex::new(Vec::new()));
+        let received = Store::default();
         let store = received.clone();
+        let scheme = if tls.is_some() { "https" } else { "http" };
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let store = store.clone();
-                std::thread::spawn(move || serve(stream, &store));
+                let tls = tls.clone();
+                std::thread::spawn(move || match tls {
+                    None => serve(stream, &store),
+                    Some(tls) => {
+                        let Ok(connection) = rustls::ServerConnection::new(tls) else {
+                            return;
+                        };
+                        serve(rustls::StreamOwned::new(connection, stream), &store)
+                    }
+                });
             }
         });
-        Self { addr, received }
+        Self {
+            addr,
+            scheme,
+            received,
+        }
     }
 
-    /// `http://ADDR`, for `--otlp-endpoint`.
+    /// `http://ADDR` (`https://` over TLS), for `--otlp-endpoint`.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
     pub fn requests(&self) -> Vec<Received> {
@@ -71,9 +151,9 @@ impl Receiver {
     pub fn spans(&self) -> Vec<Span> {
         self.requests()
             .iter()
-            .filter(|r| r.path == "/v1/traces")
+            .filter(|r| TRACES.contains(&r.path.as_str()))
             .flat_map(|r| {
-                let request = ExportTraceServiceRequest::decode(r.body.as_slice()).unwrap();
+                let request: ExportTraceServiceRequest = r.decode();
                 request
                     .resource_spans
                     .into_iter()
@@ -87,8 +167,8 @@ impl Receiver {
     pub fn metrics(&self) -> Vec<ExportMetricsServiceRequest> {
         self.requests()
             .iter()
-            .filter(|r| r.path == "/v1/metrics")
-            .map(|r| ExportMetricsServiceRequest::decode(r.body.as_slice()).unwrap())
+            .filter(|r| METRICS.contains(&r.path.as_str()))
+            .map(|r| r.decode::<ExportMetricsServiceRequest>())
             .collect()
     }
 
@@ -103,10 +183,28 @@ impl Receiver {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+
+    /// The names of every metric received so far, once `name` is among them.
+    pub fn wait_for_metric(&self, name: &str) -> Vec<String> {
+        let started = Instant::now();
+        loop {
+            let names: Vec<String> = self
+                .metrics()
+                .iter()
+                .flat_map(|m| &m.resource_metrics)
+                .flat_map(|rm| &rm.scope_metrics)
+                .flat_map(|sm| &sm.metrics)
+                .map(|m| m.name.clone())
+                .collect();
+            if names.iter().any(|n| n == name) || started.elapsed() > PATIENCE {
+                return names;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
 }
 
-fn serve(stream: TcpStream, store: &Mutex<Vec<Received>>) {
-    let mut writer = stream.try_clone().unwrap();
+fn serve(stream: impl Read + Write, store: &Mutex<Vec<Received>>) {
     let mut reader = BufReader::new(stream);
     loop {
         let mut line = String::new();
@@ -137,14 +235,25 @@ fn serve(stream: TcpStream, store: &Mutex<Vec<Received>>) {
         if reader.read_exact(&mut body).is_err() {
             return;
         }
+        let json = headers
+            .iter()
+            .any(|(n, v)| n == "content-type" && v == "application/json");
         store.lock().unwrap().push(Received {
             path,
             headers,
             body,
         });
-        let answer =
-            b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n";
-        if writer.write_all(answer).is_err() {
+        let answer: &[u8] = if json {
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+        } else {
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n"
+        };
+        let writer = reader.get_mut();
+        if writer
+            .write_all(answer)
+            .and_then(|()| writer.flush())
+            .is_err()
+        {
             return;
         }
     }

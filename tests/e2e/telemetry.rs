@@ -14,18 +14,18 @@ use crate::harness::{MODERN, Wharf, first_text, meta, modern, plugin_dir, plugin
 use crate::http_client::post;
 use crate::otlp_receiver::{Receiver, attribute, hex, value_of};
 
-const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
-const PARENT_ID: &str = "00f067aa0ba902b7";
+pub const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+pub const PARENT_ID: &str = "00f067aa0ba902b7";
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 const HEADER_TRACE_ID: &str = "0af7651916cd43dd8448eb211c80319c";
 const HEADER_PARENT_ID: &str = "b7ad6b7169203331";
 const HEADER_TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
 /// OTLP's `SPAN_KIND_SERVER`.
-const SERVER: i32 = 2;
+pub const SERVER: i32 = 2;
 
 /// Export quickly, so the tests need not wait for the SDK's 5 s batches.
-const FAST_EXPORT: [(&str, &str); 2] = [
+pub const FAST_EXPORT: [(&str, &str); 2] = [
     ("OTEL_BSP_SCHEDULE_DELAY", "50"),
     ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
 ];
@@ -34,12 +34,12 @@ fn digest(plugin: &str) -> String {
     hex(&Sha256::digest(std::fs::read(plugin_file(plugin)).unwrap()))
 }
 
-fn named<'a>(spans: &'a [Span], name: &str) -> Vec<&'a Span> {
+pub fn named<'a>(spans: &'a [Span], name: &str) -> Vec<&'a Span> {
     spans.iter().filter(|s| s.name == name).collect()
 }
 
 /// The one span named `name`, once received.
-fn span(receiver: &Receiver, name: &str) -> Span {
+pub fn span(receiver: &Receiver, name: &str) -> Span {
     let spans = receiver.wait_for_spans(|spans| !named(spans, name).is_empty());
     let found = named(&spans, name);
     assert_eq!(found.len(), 1, "{name}: {spans:#?}");
@@ -47,7 +47,7 @@ fn span(receiver: &Receiver, name: &str) -> Span {
 }
 
 /// A call with `_meta.traceparent`.
-fn traced_call(wharf: &mut Wharf, id: i64, tool: &str, arguments: Value) -> Value {
+pub fn traced_call(wharf: &mut Wharf, id: i64, tool: &str, arguments: Value) -> Value {
     let mut params = modern(json!({"name": tool, "arguments": arguments}));
     params["_meta"]["traceparent"] = json!(TRACEPARENT);
     let response = wharf.request(json!(id), "tools/call", params);
@@ -190,23 +190,7 @@ fn a_stdio_call_continues_the_clients_trace_with_its_phases() {
     );
 
     // The metrics of /metrics, pushed over OTLP.
-    let started = std::time::Instant::now();
-    let names = loop {
-        let names: Vec<String> = receiver
-            .metrics()
-            .iter()
-            .flat_map(|m| &m.resource_metrics)
-            .flat_map(|rm| &rm.scope_metrics)
-            .flat_map(|sm| &sm.metrics)
-            .map(|m| m.name.clone())
-            .collect();
-        if names.iter().any(|n| n == "mcp.server.operation.duration")
-            || started.elapsed() > crate::harness::PATIENCE
-        {
-            break names;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    };
+    let names = receiver.wait_for_metric("mcp.server.operation.duration");
     for name in [
         "mcp.server.operation.duration",
         "wharf.tool.calls",
@@ -266,7 +250,9 @@ fn http_requests_are_parented_by_meta_then_by_the_header() {
     assert!(events.iter().any(|e| e["id"] == 3), "{events:?}");
 
     let spans = receiver.wait_for_spans(|spans| {
-        named(spans, "tools/call echo_echo").len() >= 2 && !named(spans, "tools/list").is_empty()
+        named(spans, "tools/call echo_echo").len() >= 2
+            && !named(spans, "tools/list").is_empty()
+            && !named(spans, "initialize").is_empty()
     });
     let calls = named(&spans, "tools/call echo_echo");
     let by_id = |id: &str| {
@@ -282,6 +268,17 @@ fn http_requests_are_parented_by_meta_then_by_the_header() {
     assert_eq!(hex(&second.parent_span_id), PARENT_ID);
     assert_eq!(
         attribute(first, "network.transport").as_deref(),
+        Some("tcp")
+    );
+    // The session's initialize has its span too, with the version agreed.
+    let initialize = named(&spans, "initialize");
+    assert_eq!(initialize.len(), 1, "{spans:#?}");
+    assert_eq!(
+        attribute(initialize[0], "mcp.protocol.version").as_deref(),
+        Some("2025-06-18")
+    );
+    assert_eq!(
+        attribute(initialize[0], "network.transport").as_deref(),
         Some("tcp")
     );
     let list = named(&spans, "tools/list")[0];
@@ -312,13 +309,86 @@ fn http_requests_are_parented_by_meta_then_by_the_header() {
 }
 
 #[test]
-fn an_unsupported_otlp_protocol_stops_the_server_at_start() {
+fn every_request_of_a_legacy_stdio_session_gets_its_span() {
+    let receiver = Receiver::start();
+    let plugins = plugin_dir(&["guide"]);
+    let endpoint = receiver.url();
+    let mut wharf = Wharf::start_in_env(
+        plugins.path(),
+        &["--otlp-endpoint", &endpoint],
+        &FAST_EXPORT,
+    );
+    wharf.initialize("2025-11-25");
+    let uri = json!({"uri": "guide+guide://readme"});
+    for (id, method, params) in [
+        (1, "ping", json!({})),
+        (2, "logging/setLevel", json!({"level": "info"})),
+        (3, "resources/subscribe", uri.clone()),
+        (4, "resources/unsubscribe", uri.clone()),
+    ] {
+        let response = wharf.request(json!(id), method, params);
+        assert_eq!(result_of(&response), &json!({}), "{method}");
+    }
+    let methods = [
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+    ];
+    let spans =
+        receiver.wait_for_spans(|spans| methods.iter().all(|m| !named(spans, m).is_empty()));
+    for (method, id) in methods.iter().zip(["init", "1", "2", "3", "4"]) {
+        let found = named(&spans, method);
+        assert_eq!(found.len(), 1, "{method}: {spans:#?}");
+        let span = found[0];
+        assert_eq!(span.kind, SERVER, "{method}");
+        assert_eq!(attribute(span, "mcp.method.name").as_deref(), Some(*method));
+        assert_eq!(attribute(span, "jsonrpc.request.id").as_deref(), Some(id));
+        assert_eq!(
+            attribute(span, "mcp.protocol.version").as_deref(),
+            Some("2025-11-25"),
+            "{method}"
+        );
+        assert_eq!(
+            attribute(span, "network.transport").as_deref(),
+            Some("pipe")
+        );
+    }
+    for method in ["resources/subscribe", "resources/unsubscribe"] {
+        assert_eq!(
+            attribute(named(&spans, method)[0], "mcp.resource.uri").as_deref(),
+            Some("guide+guide://readme")
+        );
+    }
+
+    // A 2026-07-28 subscription's span lasts as long as its stream.
+    let mut modern = Wharf::start_in_env(
+        plugins.path(),
+        &["--otlp-endpoint", &endpoint],
+        &FAST_EXPORT,
+    );
+    modern.listen("sub");
+    modern.notify("notifications/cancelled", json!({"requestId": "sub"}));
+    let listen = span(&receiver, "subscriptions/listen");
+    assert_eq!(
+        attribute(&listen, "jsonrpc.request.id").as_deref(),
+        Some("sub")
+    );
+    assert_eq!(
+        attribute(&listen, "mcp.protocol.version").as_deref(),
+        Some(MODERN)
+    );
+}
+
+#[test]
+fn an_unknown_otlp_protocol_stops_the_server_at_start() {
     let plugins = plugin_dir(&["echo"]);
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_wharf"))
         .args(["serve", "--plugins"])
         .arg(plugins.path())
         .args(["--otlp-endpoint", "http://127.0.0.1:4318"])
-        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "thrift")
         .env("WHARF_CACHE_DIR", crate::harness::cache_dir())
         .stdin(std::process::Stdio::null())
         .output()
@@ -327,7 +397,7 @@ fn an_unsupported_otlp_protocol_stops_the_server_at_start() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains(
-            "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: this build of wharf exports OTLP over http/protobuf only"
+            "OTEL_EXPORTER_OTLP_PROTOCOL=thrift: not an OTLP protocol (grpc, http/protobuf or http/json)"
         ),
         "{stderr}"
     );

@@ -37,6 +37,9 @@ pub struct Workload {
     pub label: &'static str,
     pub tool: &'static str,
     pub arguments: Value,
+    /// A W3C `traceparent` sent in every request's `_meta` (the tracing
+    /// cost case, `otlp.rs`).
+    pub traceparent: Option<&'static str>,
 }
 
 /// How long to warm up and to measure.
@@ -106,6 +109,9 @@ pub fn call_body(id: u64, workload: &Workload, era: Era) -> Vec<u8> {
     if era == Era::Modern {
         params["_meta"] = meta();
     }
+    if let Some(traceparent) = workload.traceparent {
+        params["_meta"]["traceparent"] = json!(traceparent);
+    }
     serde_json::to_vec(
         &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}),
     )
@@ -132,17 +138,18 @@ pub fn is_success(body: &[u8]) -> bool {
 /// How long one server runs before the other takes its turn in [`stdio_run`].
 const TURN: Duration = Duration::from_millis(250);
 
-/// One client, one request at a time, over each server's stdin/stdout. The two
-/// servers take turns of [`TURN`] through the warm-up and the measured window,
+/// One client, one request at a time, over each server's stdin/stdout. The
+/// servers (two: Wharf and the baseline, or Wharf without and with tracing)
+/// take turns of [`TURN`] through the warm-up and the measured window,
 /// until each has had the whole of each: a change in how busy the machine is
 /// (other VMs on the host, a late build) then falls on both alike, and the
 /// ratio of the two results means what it says. A server's CPU time is counted
 /// over its own turns only.
-pub fn stdio_run(
-    servers: [&mut StdioServer; 2],
+pub fn stdio_run<const N: usize>(
+    servers: [&mut StdioServer; N],
     workload: &Workload,
     phases: Phases,
-) -> Result<[LoadResult; 2]> {
+) -> Result<[LoadResult; N]> {
     let mut turns = servers.map(|server| Turns {
         server,
         id: 0,
@@ -414,6 +421,7 @@ mod tests {
             label: "trivial",
             tool: "echo_echo",
             arguments: json!({"text": "hi"}),
+            traceparent: None,
         };
         let modern: Value = serde_json::from_slice(&call_body(7, &workload, Era::Modern)).unwrap();
         let legacy: Value = serde_json::from_slice(&call_body(7, &workload, Era::Legacy)).unwrap();
@@ -423,5 +431,24 @@ mod tests {
         );
         assert!(legacy["params"].get("_meta").is_none());
         assert_eq!(legacy["params"]["arguments"], json!({"text": "hi"}));
+    }
+
+    #[test]
+    fn a_traceparent_goes_into_meta() {
+        let workload = Workload {
+            label: "trivial",
+            tool: "echo_echo",
+            arguments: json!({}),
+            traceparent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+        };
+        let body: Value = serde_json::from_slice(&call_body(1, &workload, Era::Modern)).unwrap();
+        assert_eq!(
+            body["params"]["_meta"]["traceparent"],
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        );
+        assert_eq!(
+            body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            MODERN
+        );
     }
 }

@@ -4,11 +4,13 @@
 //! load, one after the other for each case so that both see the same machine:
 //! tools/call latency and throughput over stdio and HTTP (1, 16, 64 clients),
 //! cold start with 1/20/100 plugins (empty and warm compile cache), memory
-//! (idle, per plugin, under load). Then it gathers the criterion overhead split
+//! (idle, per plugin, under load), and what tracing a call costs (export off
+//! against on, `otlp.rs`). Then it gathers the criterion overhead split
 //! and the reload benchmark that xtask ran before it, prints one table, and
 //! writes `results.json` and `results.png` to the output folder.
 
 mod load;
+mod otlp;
 mod pin;
 mod plot;
 mod proc;
@@ -76,6 +78,8 @@ enum Part {
     /// The HTTP cases in legacy sessions only.
     Legacy,
     Startup,
+    /// OpenTelemetry export off against on (`otlp.rs`).
+    Tracing,
 }
 
 /// Concurrency levels of the HTTP runs.
@@ -126,11 +130,13 @@ fn main() -> Result<()> {
             label: "trivial",
             tool: "echo_echo",
             arguments: json!({"text": "hello"}),
+            traceparent: None,
         },
         Workload {
             label: "compute",
             tool: "compute_nth_prime",
             arguments: json!({"n": cli.prime}),
+            traceparent: None,
         },
     ];
     let phases = if cli.quick {
@@ -177,6 +183,12 @@ fn main() -> Result<()> {
                 result,
             ));
         }
+    }
+
+    if runs(Part::Tracing) {
+        let cost = otlp::measure(&wharf, &workloads[0], phases).context("the tracing cost")?;
+        eprintln!("tracing: {cost:?}");
+        report.tracing = Some(cost);
     }
 
     if let Some(python) = cli.python.as_deref().filter(|_| runs(Part::Stdio)) {

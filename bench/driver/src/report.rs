@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::load::LoadResult;
+use crate::otlp::TracingCost;
 use crate::plot::Panel;
 use crate::startup::StartupResult;
 
@@ -114,6 +115,8 @@ pub struct Report {
     pub baseline_startup: Option<StartupResult>,
     overhead: Vec<(&'static str, &'static str, f64)>,
     reload: Option<Value>,
+    /// Export off against on (`otlp.rs`), if it ran.
+    pub tracing: Option<TracingCost>,
     goals: Vec<Goal>,
     meta: BTreeMap<&'static str, Value>,
 }
@@ -171,6 +174,7 @@ impl Report {
             baseline_startup: None,
             overhead: Vec::new(),
             reload: None,
+            tracing: None,
             goals: Vec::new(),
             meta,
         }
@@ -427,6 +431,10 @@ impl Report {
             );
         }
 
+        if let Some(tracing) = &self.tracing {
+            out.push_str(&tracing.table());
+        }
+
         if let Some(reload) = &self.reload {
             let _ = writeln!(
                 out,
@@ -513,6 +521,7 @@ impl Report {
                 "peak_rss_under_load_kib": self.load_rss_kib,
             },
             "reload": self.reload,
+            "tracing": self.tracing,
             "overhead_ns": self.overhead.iter().map(|(id, what, ns)| (id.to_string(), json!({"median_ns": ns, "what": what}))).collect::<BTreeMap<_, _>>(),
             "guest_execution_echo_ns": self.guest_execution_ns(),
             "goals": self.goals,

@@ -82,7 +82,7 @@ impl Cli {
     pub fn run(self) -> anyhow::Result<()> {
         // Export starts before logging, whose subscriber carries its layer.
         let telemetry = match &self.command {
-            Command::Serve(args) => args.telemetry()?,
+            Command::Serve(args) => process::with_start_up_log(|| args.telemetry())?,
             _ => None,
         };
         process::init_logging(telemetry.as_ref());

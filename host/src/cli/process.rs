@@ -15,6 +15,27 @@ use super::LOG_TARGET;
 /// exporter only when `telemetry` is on: off, no layer wants them and they
 /// cost a cached check each.
 pub fn init_logging(telemetry: Option<&Telemetry>) {
+    tracing_subscriber::registry()
+        .with(log())
+        .with(telemetry.map(|telemetry| telemetry.layer()))
+        .init();
+}
+
+/// Runs `start` (OpenTelemetry's set-up, which must come before the log:
+/// the log's subscriber carries its layer) under a stand-in log of the same
+/// filter, so that what the SDK says about its environment while it starts
+/// (`OTEL_TRACES_SAMPLER=traceidratio` without a valid argument, say) is
+/// seen rather than lost.
+pub fn with_start_up_log<T>(start: impl FnOnce() -> T) -> T {
+    let log = tracing_subscriber::registry().with(log());
+    tracing::subscriber::with_default(log, start)
+}
+
+/// The stderr log and its filter.
+fn log<S>() -> impl tracing_subscriber::Layer<S>
+where
+    S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
+{
     let filter =
         EnvFilter::try_from_env("WHARF_LOG").unwrap_or_else(|_| EnvFilter::new("wharf=info,warn"));
     let filter = filter.add_directive(
@@ -22,14 +43,10 @@ pub fn init_logging(telemetry: Option<&Telemetry>) {
             .parse()
             .expect("a valid directive"),
     );
-    let log = tracing_subscriber::fmt::layer()
+    tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .with_filter(filter);
-    tracing_subscriber::registry()
-        .with(log)
-        .with(telemetry.map(|telemetry| telemetry.layer()))
-        .init();
+        .with_filter(filter)
 }
 
 /// Turns transparent huge pages off for this process (Linux; elsewhere there

@@ -139,10 +139,11 @@ pub struct ServeArgs {
     #[command(flatten)]
     audit: AuditArgs,
 
-    /// Export traces and metrics over OTLP (http/protobuf) to this collector,
-    /// e.g. http://127.0.0.1:4318 (a shorthand for
-    /// OTEL_EXPORTER_OTLP_ENDPOINT; the other OTEL_* variables apply). Off
-    /// unless this or OTEL_EXPORTER_OTLP_ENDPOINT is set.
+    /// Export traces and metrics over OTLP to this collector, e.g.
+    /// http://127.0.0.1:4318 (http/protobuf, the default; or http/json) or,
+    /// with OTEL_EXPORTER_OTLP_PROTOCOL=grpc, http://127.0.0.1:4317; https:// for
+    /// TLS. A shorthand for OTEL_EXPORTER_OTLP_ENDPOINT; the other OTEL_*
+    /// variables apply. Off unless this or OTEL_EXPORTER_OTLP_ENDPOINT is set.
     #[arg(long, value_name = "URL")]
     otlp_endpoint: Option<String>,
 }

@@ -10,7 +10,8 @@
 //! (`tools/call`), `gen_ai.prompt.name` (`prompts/get`), `mcp.protocol.version`,
 //! `jsonrpc.request.id`, `mcp.session.id` (legacy HTTP sessions),
 //! `network.transport`, and `error.type` (the JSON-RPC error code, or
-//! `tool_error` for a result with `isError`).
+//! `tool_error` for a result with `isError`), and `mcp.resource.uri` for the
+//! requests about one resource (read, subscribe, unsubscribe).
 
 use opentelemetry::propagation::{Extractor, TextMapPropagator};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
@@ -51,6 +52,15 @@ pub fn record_tool_error() {
     }
 }
 
+/// Records the protocol version on the current request span, for a request
+/// that settles it (`initialize`).
+pub fn record_protocol_version(version: &str) {
+    let span = tracing::Span::current();
+    if !span.is_disabled() {
+        span.record("mcp.protocol.version", version);
+    }
+}
+
 /// The server span of a request for `method` (with `target`, the tool,
 /// prompt or resource URI it names), parented by the client's trace context; disabled (and
 /// built from nothing) when export is off.
@@ -61,7 +71,12 @@ pub fn request_span(
 ) -> tracing::Span {
     let tool = target.filter(|_| method == "tools/call");
     let prompt = target.filter(|_| method == "prompts/get");
-    let resource = target.filter(|_| method == "resources/read");
+    let resource = target.filter(|_| {
+        matches!(
+            method,
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe"
+        )
+    });
     // Span names carry a low-cardinality target only: a tool or prompt name.
     let target = tool.or(prompt);
     let span = tracing::info_span!(
