@@ -407,6 +407,9 @@ fn bench(quick: bool) -> Result<()> {
     run(&mut reload)?;
 
     let release = root().join("target/release");
+    // The heavy-component cases: the JavaScript and Python examples.
+    let heavy = ["js-strings".to_string(), "py-stats".to_string()];
+    examples::build(&release.join("wharf"), &heavy)?;
     let mut driver = Command::new(release.join("wharf-bench-driver"));
     driver
         .arg("--wharf")
@@ -421,6 +424,10 @@ fn bench(quick: bool) -> Result<()> {
         .arg(root().join("target/criterion"))
         .arg("--out")
         .arg(&out)
+        .arg("--js-component")
+        .arg(root().join("target/plugins/js-strings.wasm"))
+        .arg("--py-component")
+        .arg(root().join("target/plugins/py-stats.wasm"))
         .current_dir(root());
     if quick {
         driver.arg("--quick");

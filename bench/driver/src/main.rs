@@ -9,9 +9,11 @@
 //! and the reload benchmark that xtask ran before it, prints one table, and
 //! writes `results.json` and `results.png` to the output folder.
 
+mod heavy;
 mod load;
 mod otlp;
 mod pin;
+mod pipelined;
 mod plot;
 mod proc;
 mod report;
@@ -64,6 +66,13 @@ struct Cli {
     /// case also runs through the SDK's client (`bench/sdk/stdio_calls.py`).
     #[arg(long)]
     python: Option<PathBuf>,
+    /// The JavaScript example component (`target/plugins/js-strings.wasm`):
+    /// the heavy-component cases.
+    #[arg(long)]
+    js_component: Option<PathBuf>,
+    /// The Python example component (`target/plugins/py-stats.wasm`).
+    #[arg(long)]
+    py_component: Option<PathBuf>,
     /// Run only these parts (for profiling one of them); all by default.
     #[arg(long, value_enum)]
     only: Vec<Part>,
@@ -80,6 +89,10 @@ enum Part {
     Startup,
     /// OpenTelemetry export off against on (`otlp.rs`).
     Tracing,
+    /// Pipelined stdio, alone and beside a spinning process (`pipelined.rs`).
+    Pipelined,
+    /// The JavaScript and Python components (`heavy.rs`).
+    Heavy,
 }
 
 /// Concurrency levels of the HTTP runs.
@@ -182,6 +195,66 @@ fn main() -> Result<()> {
                 server.label,
                 result,
             ));
+        }
+    }
+
+    if runs(Part::Pipelined) {
+        let poll_off = ServerCmd {
+            label: pipelined::POLL_OFF,
+            args: [
+                wharf.args.clone(),
+                vec!["--stdio-busy-poll-us".into(), "0".into()],
+            ]
+            .concat(),
+            ..wharf.clone()
+        };
+        let trivial = &workloads[0];
+        let mut w = StdioServer::start(&wharf, None)?;
+        let mut b = StdioServer::start(&baseline, None)?;
+        let results = pipelined::stdio_pipelined([&mut w, &mut b], trivial, phases)?;
+        for (server, result) in [&wharf, &baseline].into_iter().zip(results) {
+            eprintln!("{} {}: {result:?}", pipelined::PIPELINED, server.label);
+            report.latency.push(Case::new(
+                pipelined::PIPELINED,
+                1,
+                trivial.label,
+                server.label,
+                result,
+            ));
+        }
+        let _spinner = pipelined::Spinner::start(0)?;
+        let mut off = StdioServer::start(&poll_off, None)?;
+        let results = pipelined::stdio_pipelined([&mut w, &mut off, &mut b], trivial, phases)?;
+        for (server, result) in [&wharf, &poll_off, &baseline].into_iter().zip(results) {
+            eprintln!("{} {}: {result:?}", pipelined::CONTENDED, server.label);
+            report.latency.push(Case::new(
+                pipelined::CONTENDED,
+                1,
+                trivial.label,
+                server.label,
+                result,
+            ));
+        }
+    }
+
+    if runs(Part::Heavy) {
+        let components = [
+            ("js-strings", &cli.js_component),
+            ("py-stats", &cli.py_component),
+        ];
+        for (label, component) in components {
+            let Some(component) = component else {
+                eprintln!("heavy: no {label} component given; skipped");
+                continue;
+            };
+            let heavy = heavy::Heavy { label, component };
+            let result = heavy::measure(&wharf, &heavy, &work, phases)
+                .with_context(|| format!("the {label} component"))?;
+            eprintln!(
+                "heavy {label}: optimised {:?}, quick {:?}",
+                result.optimized, result.quick
+            );
+            report.heavy.push(result);
         }
     }
 

@@ -23,6 +23,16 @@ pub struct ServerCmd {
 }
 
 impl ServerCmd {
+    /// The command with one more environment variable, its output discarded.
+    pub fn command_with_env(&self, key: &str, value: &str) -> Command {
+        let mut cmd = self.command(&[]);
+        cmd.env(key, value)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        cmd
+    }
+
     fn command(&self, extra: &[String]) -> Command {
         let mut cmd = Command::new(&self.program);
         // Wharf runs with its default log filter (`wharf=info,warn`): a few

@@ -117,6 +117,8 @@ pub struct Report {
     reload: Option<Value>,
     /// Export off against on (`otlp.rs`), if it ran.
     pub tracing: Option<TracingCost>,
+    /// The heavy components (`heavy.rs`), if they ran.
+    pub heavy: Vec<crate::heavy::HeavyResult>,
     goals: Vec<Goal>,
     meta: BTreeMap<&'static str, Value>,
 }
@@ -175,6 +177,7 @@ impl Report {
             overhead: Vec::new(),
             reload: None,
             tracing: None,
+            heavy: Vec::new(),
             goals: Vec::new(),
             meta,
         }
@@ -233,7 +236,10 @@ impl Report {
     /// Closes the run: the load average at the end and the goals.
     pub fn finish(&mut self) {
         self.meta.insert("loadavg_end", json!(loadavg()));
-        let mut goals = Vec::new();
+        let mut goals = crate::heavy::goals(&self.heavy);
+        goals.extend(crate::pipelined::goals(|transport, server| {
+            self.find(transport, 1, "trivial", server).cloned()
+        }));
         if let (Some(w), Some(b)) = (
             self.find("stdio", 1, "trivial", "wharf"),
             self.find("stdio", 1, "trivial", "baseline"),
@@ -431,6 +437,10 @@ impl Report {
             );
         }
 
+        out.push_str(&crate::pipelined::table(|transport, server| {
+            self.find(transport, 1, "trivial", server).cloned()
+        }));
+        out.push_str(&crate::heavy::table(&self.heavy));
         if let Some(tracing) = &self.tracing {
             out.push_str(&tracing.table());
         }
@@ -522,6 +532,7 @@ impl Report {
             },
             "reload": self.reload,
             "tracing": self.tracing,
+            "heavy": self.heavy.iter().map(crate::heavy::HeavyResult::to_json).collect::<Vec<_>>(),
             "overhead_ns": self.overhead.iter().map(|(id, what, ns)| (id.to_string(), json!({"median_ns": ns, "what": what}))).collect::<BTreeMap<_, _>>(),
             "guest_execution_echo_ns": self.guest_execution_ns(),
             "goals": self.goals,
