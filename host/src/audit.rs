@@ -122,6 +122,9 @@ pub enum PluginChange {
     Removed,
     /// A file failed to load; the previous version, if any, keeps serving.
     Failed,
+    /// The plugin said its lists changed (`lists.changed`) and was listed
+    /// again: the same file, new tools, prompts or resources.
+    Relisted,
 }
 
 /// One change to the plugins served.

@@ -151,7 +151,7 @@ impl FolderWatch {
                     }
                 }
                 Wake::Relist(name) => {
-                    relist(&mut plugins, &name, &registry).await;
+                    relist(&mut plugins, &name, &registry, &metrics, audit.as_deref()).await;
                     continue;
                 }
                 Wake::Recheck | Wake::FolderCheck | Wake::Poll => {}
@@ -221,23 +221,38 @@ impl FolderWatch {
 pub fn spawn_relists(
     mut plugins: PluginFolder,
     registry: Arc<Registry>,
+    metrics: Arc<Metrics>,
+    audit: Option<Arc<AuditLog>>,
     mut relists: RelistQueue,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
             let name = relists.next().await;
-            relist(&mut plugins, &name, &registry).await;
+            relist(&mut plugins, &name, &registry, &metrics, audit.as_deref()).await;
         }
     })
 }
 
-/// Lists the plugin `name` again and, if it was, swaps the set in.
-async fn relist(plugins: &mut PluginFolder, name: &str, registry: &Registry) {
+/// Lists the plugin `name` again and, if it was, swaps the set in, writes a
+/// `relisted` audit line and counts a reload when its lists changed.
+async fn relist(
+    plugins: &mut PluginFolder,
+    name: &str,
+    registry: &Registry,
+    metrics: &Metrics,
+    audit: Option<&AuditLog>,
+) {
     let started = Instant::now();
     if !plugins.relist(name).await {
         return;
     }
+    if let Some(audit) = audit {
+        plugins.audit_relist(name, audit);
+    }
     let changes = registry.replace(plugins.tool_set());
+    if changes.tools || changes.prompts || changes.resources {
+        metrics.record_reload();
+    }
     tracing::info!(
         plugin = name,
         tools_changed = changes.tools,

@@ -100,6 +100,68 @@ fn a_listen_stream_hears_of_the_change_and_lists_show_it() {
 }
 
 #[test]
+fn a_relisting_is_audited_and_counted_as_a_reload() {
+    let dir = plugin_dir(&["conformance"]);
+    std::fs::create_dir(dir.path().join("state")).unwrap();
+    std::fs::write(
+        dir.path().join("conformance.toml"),
+        "[[dir]]\nhost = \"state\"\nguest = \"/state\"\nmode = \"read-write\"\n",
+    )
+    .unwrap();
+    let audit = tempfile::NamedTempFile::new().unwrap();
+    let path = audit.path().to_str().unwrap();
+    let mut wharf = Wharf::start_in(dir.path(), &["--audit-log", path, "--http", "127.0.0.1:0"]);
+    wharf.keep_dir(dir);
+    let addr = wharf.http_addr();
+    let reloads = || {
+        let metrics = crate::http_client::send(addr, "GET", "/metrics", &[], b"").text();
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("wharf_reloads_total "))
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+    };
+    assert_eq!(reloads(), 0);
+    let tool = "conformance_test_trigger_tool_change";
+    let called = crate::http_client::post(
+        addr,
+        &[
+            ("MCP-Protocol-Version", MODERN),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", tool),
+        ],
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": modern(json!({"name": tool, "arguments": {}}))}),
+    );
+    assert_eq!(first_text(result_of(&called.json())), "Mutation triggered");
+    wharf.wait_for_log("plugin lists swapped in");
+    assert_eq!(reloads(), 1);
+    let deadline = Instant::now() + PATIENCE;
+    let line = loop {
+        let text = std::fs::read_to_string(audit.path()).unwrap();
+        if let Some(line) = text.lines().find(|l| l.contains("\"relisted\"")) {
+            break serde_json::from_str::<Value>(line).unwrap();
+        }
+        assert!(Instant::now() < deadline, "no relisted line in:\n{text}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(line["event"], "plugin", "{line}");
+    assert_eq!(line["change"], "relisted", "{line}");
+    assert_eq!(line["plugin"], "conformance", "{line}");
+    assert_eq!(line["digest"].as_str().unwrap().len(), 64, "{line}");
+    assert!(
+        line["file"].as_str().unwrap().ends_with("conformance.wasm"),
+        "{line}"
+    );
+    assert!(
+        wharf.stderr().contains("tools_changed=true"),
+        "{}",
+        wharf.stderr()
+    );
+}
+
+#[test]
 fn a_legacy_session_gets_list_changed() {
     let mut wharf = fixture();
     wharf.initialize("2025-11-25");

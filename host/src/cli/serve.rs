@@ -303,7 +303,13 @@ async fn serve(
             );
         }
         (None, Some(relists)) => {
-            wharf::watcher::spawn_relists(folder, registry.clone(), relists);
+            wharf::watcher::spawn_relists(
+                folder,
+                registry.clone(),
+                metrics.clone(),
+                audit.clone(),
+                relists,
+            );
         }
         (None, None) => {}
     }

@@ -58,4 +58,20 @@ impl PluginFolder {
             });
         }
     }
+
+    /// Writes that plugin `name` was listed again at its own word.
+    pub fn audit_relist(&self, name: &str, audit: &AuditLog) {
+        let Some(loaded) = self.loaded.get(name) else {
+            return;
+        };
+        let digest = loaded.plugin.digest().hex();
+        let file = loaded.path.display().to_string();
+        audit.plugin(&PluginEntry {
+            change: PluginChange::Relisted,
+            plugin: name,
+            digest: Some(&digest),
+            previous_digest: None,
+            file: Some(&file),
+        });
+    }
 }
