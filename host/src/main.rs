@@ -11,6 +11,15 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod cli;
 
+/// Transparent huge pages go off before `main`, ahead of the allocator's
+/// first arena (`cli::no_transparent_huge_pages`). Entries of
+/// `.init_array.NNNNN` run in priority order before the unnumbered ones,
+/// where mimalloc's constructor is; Rust's standard library takes 99.
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array.00101")]
+static BEFORE_THE_ALLOCATOR: extern "C" fn() = cli::no_transparent_huge_pages;
+
 use clap::Parser;
 
 fn main() -> anyhow::Result<()> {

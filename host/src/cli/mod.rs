@@ -24,6 +24,8 @@ mod limits;
 mod new;
 mod oci;
 mod process;
+#[cfg(target_os = "linux")]
+pub(crate) use process::no_transparent_huge_pages;
 mod registry;
 mod serve;
 mod single;
@@ -86,7 +88,7 @@ impl Cli {
             _ => None,
         };
         process::init_logging(telemetry.as_ref());
-        process::no_transparent_huge_pages();
+        process::report_transparent_huge_pages();
         match self.command {
             Command::Serve(args) => (*args).run(telemetry),
             Command::Inspect(args) => args.run(),
