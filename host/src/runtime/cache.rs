@@ -9,11 +9,18 @@
 //! Loading compiled code trusts its bytes: wasmtime maps them and jumps into
 //! them, so a flipped bit can crash the process rather than fail a check. Each
 //! entry therefore ends with a check that names the source it was compiled
-//! from, the engine that compiled it and the SHA-256 of the compiled bytes
+//! from, the engine that compiled it and the CRC-32 of the compiled bytes
 //! before it; [`CompiledCache::get`] checks all three before wasmtime maps
 //! the file, and removes an entry that fails (with a log line), so it is
 //! compiled afresh. The check comes last so that wasmtime can map the file as
 //! it is (its parser ignores what follows its object) instead of copying it.
+//!
+//! The compiled bytes' checksum guards against accidents (a torn write, a bad
+//! sector, a flipped bit), not against someone who can write the folder (who
+//! could write a matching checksum too), so it is a CRC rather than a
+//! cryptographic digest: it is read at every start, over tens of MiB for a
+//! JavaScript or Python component, and SHA-256 took a tenth of a small
+//! server's start-up CPU.
 
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
@@ -43,12 +50,12 @@ impl ContentHash {
 
 /// The first bytes of every entry's check; a new layout gets a new value, so
 /// entries of another layout are dropped like any other bad entry.
-const MAGIC: &[u8; 8] = b"wharf\0c\x03";
+const MAGIC: &[u8; 8] = b"wharf\0c\x04";
 
 /// An entry's check, its last bytes: [`MAGIC`], the source's SHA-256, the
-/// engine's compatibility hash (little-endian), and the SHA-256 of the
-/// compiled bytes before it.
-const CHECK_LEN: usize = MAGIC.len() + 32 + 8 + 32;
+/// engine's compatibility hash (little-endian), and the CRC-32 (IEEE,
+/// little-endian) of the compiled bytes before it.
+const CHECK_LEN: usize = MAGIC.len() + 32 + 8 + 4;
 
 /// Why a cache entry was not used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -61,7 +68,7 @@ enum BadEntry {
     OtherSource,
     #[error("compiled by an engine with other settings")]
     OtherEngine,
-    #[error("its compiled bytes do not match their digest (corrupted)")]
+    #[error("its compiled bytes do not match their checksum (corrupted)")]
     Corrupted,
     #[error("it cannot be read: {0}")]
     Unreadable(String),
@@ -88,7 +95,7 @@ impl CompiledCache {
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let engine = hasher.finish();
         Self {
-            dir: root.join(format!("engine-{engine:016x}-v3")),
+            dir: root.join(format!("engine-{engine:016x}-v4")),
             engine,
         }
     }
@@ -139,7 +146,7 @@ impl CompiledCache {
     ) -> Result<Component, BadEntry> {
         self.verify(hash, file)
             .map_err(|e| BadEntry::Unreadable(e.to_string()))??;
-        // SAFETY: the file holds, digest for digest, what `put` wrote from
+        // SAFETY: the file holds, checksum for checksum, what `put` wrote from
         // `Component::serialize` for the source `hash` and an engine with this
         // compatibility hash (wasmtime checks its own header and version too);
         // a corrupted or swapped entry fails `verify` and never gets here.
@@ -150,7 +157,7 @@ impl CompiledCache {
     }
 
     /// Whether an entry's check is of this layout, for the source `hash` and
-    /// this engine, and its compiled bytes match the check's digest. Reads
+    /// this engine, and its compiled bytes match the check's checksum. Reads
     /// the bytes in pieces: entries of JavaScript and Python components are
     /// tens of MiB.
     fn verify(
@@ -167,7 +174,7 @@ impl CompiledCache {
         file.read_exact(&mut check)?;
         let (magic, rest) = check.split_at(MAGIC.len());
         let (source, rest) = rest.split_at(32);
-        let (engine, digest) = rest.split_at(8);
+        let (engine, checksum) = rest.split_at(8);
         if magic != MAGIC {
             return Ok(Err(BadEntry::Foreign));
         }
@@ -178,9 +185,7 @@ impl CompiledCache {
             return Ok(Err(BadEntry::OtherEngine));
         }
         file.seek(SeekFrom::Start(0))?;
-        let mut hasher = Sha256::new();
-        std::io::copy(&mut file.take(compiled_len), &mut hasher)?;
-        if hasher.finalize().as_slice() != digest {
+        if checksum_of(file.take(compiled_len))?.to_le_bytes() != checksum {
             return Ok(Err(BadEntry::Corrupted));
         }
         Ok(Ok(()))
@@ -232,8 +237,22 @@ impl CompiledCache {
         check.extend_from_slice(MAGIC);
         check.extend_from_slice(&hash.0);
         check.extend_from_slice(&self.engine.to_le_bytes());
-        check.extend_from_slice(&Sha256::digest(compiled));
+        check.extend_from_slice(&crc32fast::hash(compiled).to_le_bytes());
         check
+    }
+}
+
+/// The CRC-32 of what `reader` holds, read in pieces.
+fn checksum_of(mut reader: impl Read) -> std::io::Result<u32> {
+    let mut hasher = crc32fast::Hasher::new();
+    let mut piece = vec![0u8; 256 << 10];
+    loop {
+        match reader.read(&mut piece) {
+            Ok(0) => return Ok(hasher.finalize()),
+            Ok(read) => hasher.update(&piece[..read]),
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
     }
 }
 
@@ -341,6 +360,13 @@ mod tests {
         let (checked, _) = after(|_, _, bytes| {
             let check = bytes.split_off(bytes.len() - CHECK_LEN);
             bytes.splice(0..0, check);
+        });
+        assert_eq!(checked, Err(BadEntry::Foreign));
+        // The layout before the CRC (a SHA-256 of the compiled bytes), whose
+        // magic ended in 3.
+        let (checked, _) = after(|_, _, bytes| {
+            let at = bytes.len() - CHECK_LEN + MAGIC.len() - 1;
+            bytes[at] = 3;
         });
         assert_eq!(checked, Err(BadEntry::Foreign));
     }
