@@ -65,7 +65,7 @@ pub(crate) async fn compile(
                 quick_from: None,
             });
         }
-        if let Some(quick) = &compilers.quick {
+        if let Some(quick) = compilers.quick() {
             if let Some(component) = quick
                 .cache
                 .as_ref()

@@ -9,7 +9,7 @@
 //! 4. [`Compilers`]: Cranelift's engine, and Winch's for quick compiles (see
 //!    `tiers`), each with its linker and compile cache.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{
@@ -18,6 +18,7 @@ use wasmtime::{
 
 use super::bindings::Plugin as PluginWorld;
 use super::cache::CompiledCache;
+use super::epoch::EpochTicker;
 use super::failure::RuntimeError;
 use super::function_cache::FunctionCache;
 use super::limits::{Ceilings, MAX_WASM_STACK, RETIRE_HEADROOM, RuntimeOptions};
@@ -46,23 +47,40 @@ pub(crate) enum Metering {
 pub(crate) struct Compilers {
     /// Cranelift's: the code every plugin ends up running.
     pub(crate) optimized: Backend,
-    pub(crate) quick: Option<Backend>,
+    quick: QuickBackend,
+}
+
+/// Winch's backend, made when a component first needs a quick compile. Most
+/// starts find every component's optimised code in the cache and never do;
+/// making it anyway (its instance pool and its linker) was a tenth of a
+/// small server's start-up.
+struct QuickBackend {
+    made: OnceLock<Option<Backend>>,
+    /// What making it takes; `None` if new components are compiled by
+    /// Cranelift only.
+    recipe: Option<QuickRecipe>,
+}
+
+struct QuickRecipe {
+    options: RuntimeOptions,
+    metering: Metering,
+    /// The clock its engine joins once made.
+    epoch: Arc<EpochTicker>,
 }
 
 impl Compilers {
-    /// The engines, and whether Cranelift's got the instance pool; Winch's
-    /// only if `quick` (and Winch can run here).
+    /// Cranelift's engine, made now and added to `epoch`'s clock; Winch's
+    /// only if `quick`, and only once needed (see [`Self::quick`]). Also
+    /// whether Cranelift's got the instance pool.
     pub(crate) fn new(
         options: &RuntimeOptions,
         functions: &Arc<FunctionCache>,
         metering: Metering,
         quick: bool,
+        epoch: &Arc<EpochTicker>,
     ) -> Result<(Self, bool), RuntimeError> {
-        let quick = if quick {
-            quick_backend(options, metering)
-        } else {
-            None
-        };
+        // Winch's architectures; elsewhere Cranelift alone compiles.
+        let quick = quick && cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
         let (engine, pooled) = pooled_engine(options, || {
             let mut config = base_config(metering);
             config
@@ -70,17 +88,52 @@ impl Compilers {
                 .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
             // Behind quick compiles, Cranelift works in the background on
             // one core, leaving the others to the server.
-            config.parallel_compilation(quick.is_none());
+            config.parallel_compilation(!quick);
             Ok(config)
         })?;
         let optimized = Backend::new(engine, options)?;
+        epoch.add([optimized.engine.clone()]);
+        let recipe = quick.then(|| QuickRecipe {
+            options: options.clone(),
+            metering,
+            epoch: epoch.clone(),
+        });
+        let quick = QuickBackend {
+            made: OnceLock::new(),
+            recipe,
+        };
         Ok((Self { optimized, quick }, pooled))
     }
 
-    /// Its engines, for the epoch clock.
+    /// Winch's backend, made now if this is its first use; `None` if quick
+    /// compiles are off or Winch cannot run here (said once, in the log).
+    pub(crate) fn quick(&self) -> Option<&Backend> {
+        let recipe = self.quick.recipe.as_ref()?;
+        self.quick
+            .made
+            .get_or_init(|| {
+                let backend = quick_backend(&recipe.options, recipe.metering)?;
+                recipe.epoch.add([backend.engine.clone()]);
+                Some(backend)
+            })
+            .as_ref()
+    }
+
+    /// Winch's backend if it has been made.
+    pub(crate) fn quick_if_made(&self) -> Option<&Backend> {
+        self.quick.made.get()?.as_ref()
+    }
+
+    /// Whether new components are served from Winch's quick compile (where
+    /// Winch can run).
+    pub(crate) fn quick_compiles(&self) -> bool {
+        self.quick.recipe.is_some()
+    }
+
+    /// Its engines made so far, for the pool gauges.
     pub(crate) fn engines(&self) -> Vec<Engine> {
         let mut engines = vec![self.optimized.engine.clone()];
-        engines.extend(self.quick.as_ref().map(|q| q.engine.clone()));
+        engines.extend(self.quick_if_made().map(|q| q.engine.clone()));
         engines
     }
 }

@@ -90,9 +90,14 @@ impl Runtime {
     /// asked and possible), their linkers and the epoch clock.
     pub fn with_options(options: RuntimeOptions) -> Result<Self, RuntimeError> {
         let functions = Arc::new(FunctionCache::new(FUNCTION_CACHE_BYTES));
-        let (unmetered, pooled) =
-            Compilers::new(&options, &functions, Metering::Off, options.quick_compile)?;
-        let epoch = Arc::new(EpochTicker::start(unmetered.engines()));
+        let epoch = Arc::new(EpochTicker::start(Vec::new()));
+        let (unmetered, pooled) = Compilers::new(
+            &options,
+            &functions,
+            Metering::Off,
+            options.quick_compile,
+            &epoch,
+        )?;
         let mut runtime = Self {
             unmetered: Arc::new(unmetered),
             metered: tokio::sync::OnceCell::new(),
@@ -106,7 +111,7 @@ impl Runtime {
             epoch,
             list_changes: ListChanges::default(),
         };
-        if runtime.unmetered.quick.is_some() {
+        if runtime.unmetered.quick_compiles() {
             runtime.optimizer = Some(Optimizer::start(runtime.functions.clone()));
         }
         Ok(runtime)
@@ -141,8 +146,8 @@ impl Runtime {
                     &self.functions,
                     Metering::On,
                     self.optimizer.is_some(),
+                    &self.epoch,
                 )?;
-                self.epoch.add(metered.engines());
                 tracing::debug!("made the fuel-metered engines");
                 Ok(Arc::new(metered))
             })
@@ -265,7 +270,7 @@ impl Runtime {
 
     /// The maker of code compiled by `tier`'s engine of `compilers`.
     fn code_maker(&self, compilers: &Compilers, tier: Tier) -> CodeMaker {
-        let (tier, engine, linker) = match (&compilers.quick, tier) {
+        let (tier, engine, linker) = match (compilers.quick_if_made(), tier) {
             (Some(quick), Tier::Quick) => (Tier::Quick, &quick.engine, &quick.linker),
             _ => (
                 Tier::Optimized,

@@ -134,7 +134,10 @@ impl TierUp {
         let started = Instant::now();
         let hash = ContentHash::of(&self.bytes);
         let optimized = &self.compilers.optimized;
-        let quick_cache = self.compilers.quick.as_ref().and_then(|q| q.cache.as_ref());
+        let quick_cache = self
+            .compilers
+            .quick_if_made()
+            .and_then(|q| q.cache.as_ref());
         // A plugin of the same bytes may have its optimised code already.
         let shared = optimized.shared.get(&hash).map(Ok).unwrap_or_else(|| {
             optimize(

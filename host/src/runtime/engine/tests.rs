@@ -55,7 +55,7 @@ async fn only_plugins_with_a_fuel_limit_run_metered_code() {
     let metered = runtime.metered.get().expect("made for the first limit");
     assert!(Engine::same(
         &engine_of(&limited),
-        &metered.quick.as_ref().unwrap().engine
+        &metered.quick_if_made().unwrap().engine
     ));
     assert!(meters(&engine_of(&limited)));
     assert_eq!(count(&limited, CallContext::default()).await, Ok(1.into()));
@@ -83,7 +83,7 @@ async fn without_quick_compiles_a_fuel_limit_gets_cranelift_metered_code() {
     let runtime = two_calls(RuntimeOptions::default());
     let limited = load(&runtime, "limited", counter(1_000_000, 0), fuel(10_000)).await;
     let metered = runtime.metered.get().unwrap();
-    assert!(metered.quick.is_none());
+    assert!(metered.quick().is_none());
     assert_eq!(limited.tier(), Tier::Optimized);
     assert!(Engine::same(
         &engine_of(&limited),

@@ -132,7 +132,7 @@ fn a_compile_past_its_idle_grace_goes_on_in_the_normal_class() {
 #[tokio::test]
 async fn without_quick_compiles_a_new_component_loads_optimised() {
     let runtime = runtime(false, None);
-    assert!(runtime.unmetered.quick.is_none());
+    assert!(runtime.unmetered.quick().is_none());
     let plugin = load(&runtime, "counter", counter(10, 0), CallLimits::default()).await;
     assert_eq!(plugin.tier(), Tier::Optimized);
     assert_eq!(count(&plugin).await, Ok(1.into()));
@@ -142,7 +142,7 @@ async fn without_quick_compiles_a_new_component_loads_optimised() {
 fn cached(compilers: &Compilers, tier: Tier, bytes: &[u8]) -> bool {
     let backend = match tier {
         Tier::Optimized => &compilers.optimized,
-        Tier::Quick => compilers.quick.as_ref().unwrap(),
+        Tier::Quick => compilers.quick_if_made().unwrap(),
     };
     let cache = backend.cache.as_ref().unwrap();
     cache
