@@ -30,6 +30,7 @@ mod resources;
 mod tools;
 
 use arguments::ArgumentSchema;
+pub use arguments::prepare_schema_checks;
 pub use digest::{PluginSetDigest, PluginVersion};
 pub use headers::{HeaderAnnotationError, ParamHeader};
 use listing::{Listing, Named};

@@ -216,6 +216,7 @@ async fn serve(
         ..args.limits.call_limits()
     };
     let call_timeout = defaults.timeout;
+    wharf::registry::prepare_schema_checks();
     let cache_root = args.cache.root();
     // Read the key before anything slow, so a bad file fails at once.
     let seal = args
