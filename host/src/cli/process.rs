@@ -90,6 +90,18 @@ pub fn report_transparent_huge_pages() {
     }
 }
 
+/// Hands back to the kernel the memory that loading the plugins freed.
+/// mimalloc purges freed memory a second after it is freed, but only when
+/// it is next asked for memory: a server that goes idle right after its
+/// start (a stdio server waiting for its client) kept what compiling,
+/// reading and instantiating had freed, about 0.3 MiB per plugin. Forced,
+/// this purges every arena of the process and the calling thread's pages.
+pub fn return_freed_memory() {
+    // SAFETY: mi_collect takes no pointers and may be called at any time,
+    // from any thread.
+    unsafe { libmimalloc_sys::mi_collect(true) }
+}
+
 /// A tokio runtime with a worker per core.
 pub fn multi_threaded() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()

@@ -277,6 +277,13 @@ async fn serve(
         pooled,
         "plugins loaded"
     );
+    let collecting = std::time::Instant::now();
+    super::process::return_freed_memory();
+    tracing::debug!(
+        target: LOG_TARGET,
+        us = collecting.elapsed().as_micros() as u64,
+        "memory freed by loading handed back"
+    );
     if handoff {
         if let Some(root) = cache_root.as_deref() {
             handoff::finish(&runtime, root).await?;
