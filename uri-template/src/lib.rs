@@ -302,24 +302,10 @@ fn match_parts(
     if failed.contains(&(parts.len(), uri.len())) {
         return false;
     }
-    let matched = match_first(parts, uri, found, failed);
-    if !matched {
-        failed.insert((parts.len(), uri.len()));
-    }
-    matched
-}
-
-/// [`match_parts`] without the record of failures.
-fn match_first(
-    parts: &[Part],
-    uri: &str,
-    found: &mut Vec<(String, String)>,
-    failed: &mut HashSet<(usize, usize)>,
-) -> bool {
     let Some((part, rest)) = parts.split_first() else {
         return uri.is_empty();
     };
-    match part {
+    let matched = match part {
         Part::Literal(text) => uri
             .strip_prefix(text.as_str())
             .is_some_and(|after| match_parts(rest, after, found, failed)),
@@ -329,20 +315,24 @@ fn match_first(
                 .char_indices()
                 .find(|(_, c)| !may_hold(*operator, *c, rest.is_empty()))
                 .map_or(uri.len(), |(at, _)| at);
-            let mut ends: Vec<usize> = (0..=span).filter(|&at| uri.is_char_boundary(at)).collect();
-            ends.reverse();
-            for end in ends {
-                let mark = found.len();
-                if read_expression(*operator, names, &uri[..end], found)
-                    && match_parts(rest, &uri[end..], found, failed)
-                {
-                    return true;
-                }
-                found.truncate(mark);
-            }
-            false
+            (0..=span)
+                .rev()
+                .filter(|&at| uri.is_char_boundary(at))
+                .any(|end| {
+                    let mark = found.len();
+                    let read = read_expression(*operator, names, &uri[..end], found)
+                        && match_parts(rest, &uri[end..], found, failed);
+                    if !read {
+                        found.truncate(mark);
+                    }
+                    read
+                })
         }
+    };
+    if !matched {
+        failed.insert((parts.len(), uri.len()));
     }
+    matched
 }
 
 /// Whether an expansion of `operator` may contain `c` (its own prefix and
