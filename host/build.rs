@@ -19,6 +19,7 @@ fn main() {
     let root = manifest_dir.parent().unwrap().to_path_buf();
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     link_relocations_packed();
+    link_startup_order(&manifest_dir.join("link/startup-order.txt"));
     for watched in [
         manifest_dir.join("templates"),
         root.join("wit"),
@@ -210,5 +211,29 @@ fn link_relocations_packed() {
     let target = |key: &str| std::env::var(key).unwrap_or_default();
     if target("CARGO_CFG_TARGET_OS") == "linux" && target("CARGO_CFG_TARGET_ENV") == "gnu" {
         println!("cargo:rustc-link-arg-bin=wharf=-Wl,-z,pack-relative-relocs");
+    }
+}
+
+/// Lays out the functions a start-up and its first calls run next to each
+/// other in optimised builds (`cargo xtask link-order` writes the list).
+/// Spread over the binary's 34 MiB of code by the default order, they made
+/// about 14 MiB of it resident, the kernel mapping 64 KiB around each first
+/// touch; together they fill under 3 MiB. Only for x86-64 Linux, whose Rust
+/// links with LLD (GNU ld has no `--symbol-ordering-file`); a name the list
+/// has and the binary lacks is skipped.
+fn link_startup_order(order: &Path) {
+    println!("cargo:rerun-if-changed={}", order.display());
+    let target = |key: &str| std::env::var(key).unwrap_or_default();
+    let optimized = target("PROFILE") == "release";
+    if optimized
+        && target("CARGO_CFG_TARGET_OS") == "linux"
+        && target("CARGO_CFG_TARGET_ARCH") == "x86_64"
+        && order.exists()
+    {
+        println!(
+            "cargo:rustc-link-arg-bin=wharf=-Wl,--symbol-ordering-file={}",
+            order.display()
+        );
+        println!("cargo:rustc-link-arg-bin=wharf=-Wl,--no-warn-symbol-ordering");
     }
 }

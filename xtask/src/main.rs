@@ -13,6 +13,7 @@ mod examples;
 mod fuzz;
 use wharf_componentize::install;
 mod interop;
+mod link_order;
 mod soak;
 
 /// Wharf's development tasks.
@@ -84,6 +85,11 @@ enum Task {
         #[arg(long)]
         quick: bool,
     },
+    /// Write host/link/startup-order.txt: the functions a start-up and its
+    /// first calls run, which the release link lays out together (fewer
+    /// pages of code resident and faulted in). Needs valgrind; rerun after
+    /// large changes to the start-up path.
+    LinkOrder,
     /// Soak the real binary: mixed load over stdio and HTTP in both eras while
     /// the plugin folder churns and a plugin misbehaves; counts every request
     /// and list change, samples memory, descriptors and threads. Prints a
@@ -156,6 +162,7 @@ fn main() -> Result<()> {
             fuzz::fuzz(seconds, &targets, build)
         }
         Task::Bench { quick } => bench(quick),
+        Task::LinkOrder => link_order::link_order(),
         Task::Soak {
             minutes,
             seconds,

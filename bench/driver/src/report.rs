@@ -280,6 +280,7 @@ impl Report {
                 met: warm.median_ms < 300.0,
             });
         }
+        goals.extend(self.startup_goals());
         for (case, goal) in [
             (
                 "new component (compile): callable",
@@ -323,6 +324,57 @@ impl Report {
 
     fn guest_execution_ns(&self) -> Option<f64> {
         Some(self.overhead_ns("call_echo")? - self.overhead_ns("call_unknown_tool")?)
+    }
+
+    /// Issue 35's start-up and memory goals: one cached plugin within 3x the
+    /// baseline's start, idle RSS at most 12 MB with one plugin and at most
+    /// 1 MiB more per plugin, and 1,000 cached plugins listed within a second.
+    fn startup_goals(&self) -> Vec<Goal> {
+        let warm = |n: usize| {
+            self.startup
+                .iter()
+                .find(|s| s.plugins == n && s.cache == "warm")
+        };
+        let mut goals = Vec::new();
+        if let (Some(one), Some(base)) = (warm(1), &self.baseline_startup) {
+            let ratio = one.median_ms / base.median_ms;
+            goals.push(Goal {
+                goal: "start to first tools/list, 1 cached plugin vs baseline",
+                measured: ratio,
+                target: 3.0,
+                unit: "x (at most)",
+                met: ratio <= 3.0,
+            });
+        }
+        if let Some(kib) = warm(1).and_then(|s| s.idle_rss_kib) {
+            let mb = kib as f64 * 1024.0 / 1e6;
+            goals.push(Goal {
+                goal: "idle RSS, 1 small plugin",
+                measured: mb,
+                target: 12.0,
+                unit: "MB (at most)",
+                met: mb <= 12.0,
+            });
+        }
+        if let Some(slope) = self.rss_per_plugin_kib() {
+            goals.push(Goal {
+                goal: "RSS per further small plugin (1 -> 100)",
+                measured: slope,
+                target: 1024.0,
+                unit: "KiB (at most)",
+                met: slope <= 1024.0,
+            });
+        }
+        if let Some(thousand) = warm(1000) {
+            goals.push(Goal {
+                goal: "start to first tools/list, 1,000 cached plugins",
+                measured: thousand.median_ms,
+                target: 1000.0,
+                unit: "ms (under)",
+                met: thousand.median_ms < 1000.0,
+            });
+        }
+        goals
     }
 
     fn rss_per_plugin_kib(&self) -> Option<f64> {

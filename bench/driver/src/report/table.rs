@@ -87,20 +87,22 @@ impl Report {
             "{:<8} {:>12} {:>12} {:>14}",
             "plugins", "empty cache", "warm cache", "idle RSS"
         );
-        for count in [1, 20, 100] {
+        for count in crate::startup::PLUGIN_COUNTS {
             let get = |cache: &str| {
                 self.startup
                     .iter()
                     .find(|s| s.plugins == count && s.cache == cache)
             };
-            let (Some(empty), Some(warm)) = (get("empty"), get("warm")) else {
+            let Some(warm) = get("warm") else {
                 continue;
             };
+            let empty =
+                get("empty").map_or_else(|| "-".to_string(), |e| format!("{:.0} ms", e.median_ms));
             let _ = writeln!(
                 out,
-                "{:<8} {:>9.0} ms {:>9.0} ms {:>10.1} MiB",
+                "{:<8} {:>12} {:>9.0} ms {:>10.1} MiB",
                 count,
-                empty.median_ms,
+                empty,
                 warm.median_ms,
                 warm.idle_rss_kib.unwrap_or(0) as f64 / 1024.0
             );

@@ -162,7 +162,7 @@ async fn metered_compiles_have_their_own_cache() {
 #[cfg(target_os = "linux")]
 #[test]
 fn scattered_dirty_pages_stay_resident() {
-    use wasmtime::{Config, InstanceAllocationStrategy, Instance, Module, PoolingAllocationConfig};
+    use wasmtime::{Config, Instance, InstanceAllocationStrategy, Module, PoolingAllocationConfig};
 
     use crate::runtime::engine::pool_config;
     use crate::runtime::limits::Ceilings;
@@ -236,4 +236,58 @@ fn page_present(address: usize) -> bool {
     let mut entry = [0u8; 8];
     pagemap.read_exact(&mut entry).unwrap();
     u64::from_le_bytes(entry) >> 63 == 1
+}
+
+/// Funcrefs made by `ref.func` at start-up, by an active element segment and
+/// for an export all reach the right function (their entry points come from
+/// each module's table of them in the patched wasmtime, vendor/wasmtime):
+/// direct calls, `call_indirect` through both tables, and from the host.
+#[test]
+fn funcrefs_reach_their_functions() {
+    use wasmtime::{Instance, Module};
+
+    let engine = Engine::default();
+    let module = Module::new(
+        &engine,
+        r#"(module
+            (type $n (func (result i32)))
+            (table $set 3 funcref)
+            (table $elem funcref (elem $seven $eight))
+            (elem declare func $one $two $three)
+            (func $one (result i32) (i32.const 1))
+            (func $two (result i32) (i32.const 2))
+            (func $three (export "three") (result i32) (i32.const 3))
+            (func $seven (result i32) (i32.const 7))
+            (func $eight (result i32) (i32.const 8))
+            (func $fill
+                (table.set $set (i32.const 0) (ref.func $three))
+                (table.set $set (i32.const 1) (ref.func $one))
+                (table.set $set (i32.const 2) (ref.func $two)))
+            (start $fill)
+            (func (export "via_set") (param i32) (result i32)
+                (call_indirect $set (type $n) (local.get 0)))
+            (func (export "via_elem") (param i32) (result i32)
+                (call_indirect $elem (type $n) (local.get 0))))"#,
+    )
+    .unwrap();
+    let mut store = Store::new(&engine, ());
+    let instance = Instance::new(&mut store, &module, &[]).unwrap();
+    let via_set = instance
+        .get_typed_func::<i32, i32>(&mut store, "via_set")
+        .unwrap();
+    let via_elem = instance
+        .get_typed_func::<i32, i32>(&mut store, "via_elem")
+        .unwrap();
+    let three = instance
+        .get_typed_func::<(), i32>(&mut store, "three")
+        .unwrap();
+    let set: Vec<i32> = (0..3)
+        .map(|i| via_set.call(&mut store, i).unwrap())
+        .collect();
+    assert_eq!(set, [3, 1, 2]);
+    let elem: Vec<i32> = (0..2)
+        .map(|i| via_elem.call(&mut store, i).unwrap())
+        .collect();
+    assert_eq!(elem, [7, 8]);
+    assert_eq!(three.call(&mut store, ()).unwrap(), 3);
 }

@@ -11,7 +11,7 @@ use core::ops::{Add, Range, Sub};
 use wasmtime_core::error::OutOfMemory;
 #[cfg(feature = "component-model")]
 use wasmtime_environ::component::ComponentTypes;
-use wasmtime_environ::{FuncKey, ModuleTypes, StaticModuleIndex};
+use wasmtime_environ::{DefinedFuncIndex, FuncKey, ModuleTypes, StaticModuleIndex};
 
 macro_rules! define_pc_kind {
     ($ty:ident) => {
@@ -426,6 +426,17 @@ impl<'a> ModuleWithCode<'a> {
     /// Provide the Module wrapped in this tuple.
     pub fn module(&self) -> &'a Module {
         self.module
+    }
+
+    /// Where defined function `index`'s body and its array-to-wasm
+    /// trampoline start in this store's text (patched in for Wharf, see
+    /// PATCHED.md).
+    #[inline]
+    pub fn funcref_entries(&self, index: DefinedFuncIndex) -> (*const u8, *const u8) {
+        let (wasm, array) = self.module.compiled_module().funcref_starts(index);
+        let text = self.store_code.text();
+        let array = array.expect("defined function should be present");
+        (text[wasm..].as_ptr(), text[array..].as_ptr())
     }
 
     /// Returns the slice in the text section of the function that

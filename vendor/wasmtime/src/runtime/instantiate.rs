@@ -25,6 +25,11 @@ pub struct CompiledModule {
     index: Arc<CompiledFunctionsTable>,
     /// Sorted list, by function index, of names we have for this module.
     func_names: Vec<FunctionName>,
+    /// Text offsets of each defined function's body and of its array-to-wasm
+    /// trampoline (`u32::MAX`: it has none), made on first use. Patched in
+    /// for Wharf (see PATCHED.md): every funcref that `ref.func` or a table
+    /// element makes otherwise pays two searches of the functions table.
+    funcref_starts: crate::sync::OnceLock<Box<[[u32; 2]]>>,
 }
 
 impl CompiledModule {
@@ -58,6 +63,7 @@ impl CompiledModule {
             meta: info.meta,
             index,
             func_names: info.func_names,
+            funcref_starts: crate::sync::OnceLock::new(),
         };
         ret.register_profiling(profiler)?;
 
@@ -170,6 +176,29 @@ impl CompiledModule {
         self.index
             .func_loc(key)
             .expect("defined function should be present")
+    }
+
+    /// Text offsets of defined function `index`'s body and of its
+    /// array-to-wasm trampoline, if it has one.
+    #[inline]
+    pub fn funcref_starts(&self, index: DefinedFuncIndex) -> (usize, Option<usize>) {
+        let starts = self.funcref_starts.get_or_init(|| {
+            let module = self.module_index();
+            self.module
+                .defined_func_indices()
+                .map(|i| {
+                    let wasm = self.func_loc(FuncKey::DefinedWasmFunction(module, i)).start;
+                    let array = self
+                        .index
+                        .func_loc(FuncKey::ArrayToWasmTrampoline(module, i))
+                        .map_or(u32::MAX, |loc| loc.start);
+                    [wasm, array]
+                })
+                .collect()
+        });
+        let [wasm, array] = starts[index.as_u32() as usize];
+        let start = |offset: u32| usize::try_from(offset).unwrap();
+        (start(wasm), (array != u32::MAX).then(|| start(array)))
     }
 
     /// Returns the original binary offset in the file that `index` was defined

@@ -880,19 +880,19 @@ impl Instance {
         let func = &module.functions[index];
         let type_index = func.signature.unwrap_engine_type_index();
         let vmctx_offset = self.offsets().vmctx_func_ref(func.func_ref);
-        let array_to_wasm_key = FuncKey::ArrayToWasmTrampoline(module.module_index, def_index);
-        let wasm_key = FuncKey::DefinedWasmFunction(module.module_index, def_index);
-        // SAFETY: the type/offset/keys here are all valid for the defined
-        // function at `def_index`.
-        unsafe {
-            self.initialize_and_return_funcref(
-                registry,
-                type_index,
-                vmctx_offset,
-                array_to_wasm_key,
-                wasm_key,
-            )
-        }
+        // Patched for Wharf (see PATCHED.md): the two entry points come from
+        // the module's table of funcref entries instead of two searches of
+        // its functions table by `FuncKey`.
+        let (wasm_call, array_call) = ModuleWithCode::in_store(
+            registry,
+            self.runtime_module()
+                .expect("funcref impossible in fake module"),
+        )
+        .expect("module not in store")
+        .funcref_entries(def_index);
+        // SAFETY: the type/offset/entry points here are all valid for the
+        // defined function at `def_index`.
+        unsafe { self.write_funcref(type_index, vmctx_offset, array_call, wasm_call) }
     }
 
     fn get_start_func_ref(
@@ -967,18 +967,29 @@ impl Instance {
         )
         .expect("module not in store");
 
-        let array_call =
-            VmPtr::from(NonNull::from(module_with_code.function(array_to_wasm_key)).cast());
+        let array_call = module_with_code.function(array_to_wasm_key).as_ptr();
+        let wasm_call = module_with_code.function(wasm_key).as_ptr();
+        // SAFETY: the same requirements as this function's.
+        unsafe { self.write_funcref(type_index, vmctx_offset, array_call, wasm_call) }
+    }
 
+    /// Writes the `VMFuncRef` at `vmctx_offset` with these entry points and
+    /// returns a pointer to it.
+    ///
+    /// # Safety
+    ///
+    /// Same as `initialize_and_return_funcref`, with `array_call` and
+    /// `wasm_call` the function's entry points in this store's code.
+    unsafe fn write_funcref(
+        self: Pin<&mut Self>,
+        type_index: VMSharedTypeIndex,
+        vmctx_offset: u32,
+        array_call: *const u8,
+        wasm_call: *const u8,
+    ) -> Option<NonNull<VMFuncRef>> {
+        let array_call = VmPtr::from(NonNull::new(array_call.cast_mut()).unwrap().cast());
         let wasm_call = Some(VmPtr::from(
-            NonNull::new(
-                module_with_code
-                    .function(wasm_key)
-                    .as_ptr()
-                    .cast::<VMWasmCallFunction>()
-                    .cast_mut(),
-            )
-            .unwrap(),
+            NonNull::new(wasm_call.cast::<VMWasmCallFunction>().cast_mut()).unwrap(),
         ));
 
         let vmctx = VMOpaqueContext::from_vmcontext(self.vmctx()).into();

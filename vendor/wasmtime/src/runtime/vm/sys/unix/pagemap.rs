@@ -276,9 +276,9 @@ pub unsafe fn reset_with_pagemap(
         },
     };
 
-    // The regions of one scan live on the stack. A guest whose writes are
-    // scattered (a JavaScript or Python runtime's heap) leaves more disjoint
-    // dirty regions than that: the kernel then stops the walk with the buffer
+    // Patched for Wharf (see PATCHED.md). The regions of one scan live on
+    // the stack. A guest whose writes are scattered (a JavaScript or Python
+    // runtime's heap) leaves more disjoint dirty regions than that: the kernel then stops the walk with the buffer
     // full, and the scan continues from where it stopped until the whole
     // memory is walked or `keep_resident` is used up. (Upstream stops at the
     // first full buffer and decommits everything after it, so every later
