@@ -92,7 +92,12 @@ pub fn wharf_startup(
     // wait for the optimiser, exit), then measure. Otherwise the measured
     // starts would load Winch's quick code and share the cores with the
     // optimiser the first server handed its work to.
-    let status = with(&warm_cache)
+    // `--no-quick-compile`: Cranelift at once, which is what the handoff
+    // would make; with Winch first, 1,000 new components crash the loading
+    // server (a stack overflow, see docs/performance.md).
+    let mut fill = with(&warm_cache);
+    fill.args.push("--no-quick-compile".into());
+    let status = fill
         .command_with_env("WHARF_FINISH_OPTIMIZING", "1")
         .status()
         .context("filling the warm cache")?;
