@@ -208,7 +208,6 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 /// 24 bytes each, every page of them resident) before `main`, where the
 /// packed table is a few KiB.
 fn link_relocations_packed() {
-    let target = |key: &str| std::env::var(key).unwrap_or_default();
     if target("CARGO_CFG_TARGET_OS") == "linux" && target("CARGO_CFG_TARGET_ENV") == "gnu" {
         println!("cargo:rustc-link-arg-bin=wharf=-Wl,-z,pack-relative-relocs");
     }
@@ -223,7 +222,6 @@ fn link_relocations_packed() {
 /// has and the binary lacks is skipped.
 fn link_startup_order(order: &Path) {
     println!("cargo:rerun-if-changed={}", order.display());
-    let target = |key: &str| std::env::var(key).unwrap_or_default();
     let optimized = target("PROFILE") == "release";
     if optimized
         && target("CARGO_CFG_TARGET_OS") == "linux"
@@ -236,4 +234,9 @@ fn link_startup_order(order: &Path) {
         );
         println!("cargo:rustc-link-arg-bin=wharf=-Wl,--no-warn-symbol-ordering");
     }
+}
+
+/// A variable Cargo sets for build scripts (target and profile), or "".
+fn target(key: &str) -> String {
+    std::env::var(key).unwrap_or_default()
 }
