@@ -4,6 +4,8 @@
 //! compile, shared with the tier-up (see `tiers`). `cache.rs` keeps the
 //! compiled code on disk and checks it before it is loaded.
 
+mod gate;
+
 use std::sync::Arc;
 
 use wasmtime::Engine;
@@ -14,6 +16,7 @@ use super::code::Tier;
 use super::engine::Compilers;
 use super::failure::LoadError;
 use super::function_cache::FunctionCache;
+use gate::COMPILES;
 
 /// A compiled component, and its bytes if Winch compiled it (they are
 /// compiled again by Cranelift).
@@ -39,67 +42,128 @@ impl Compiled {
 /// if the runtime serves quick compiles, Winch's, from its own cache or
 /// compiled now (and cached: a server stopped before the optimised code was
 /// ready starts as fast next time); else Cranelift's, compiled now and cached.
-/// `hash` is the SHA-256 of `bytes`, which the caller keeps too.
+/// `hash` is the SHA-256 of `bytes`, which the caller keeps too. Compiles
+/// wait for a turn at the gate (see `gate`); reading the caches does not.
 pub(crate) async fn compile(
     compilers: &Arc<Compilers>,
     functions: &Arc<FunctionCache>,
     bytes: Vec<u8>,
     hash: ContentHash,
 ) -> Result<Compiled, LoadError> {
+    let found = {
+        let compilers = compilers.clone();
+        blocking(move || compiled_before(&compilers, &hash, bytes)).await?
+    };
+    let bytes = match found {
+        Ok(compiled) => return Ok(compiled),
+        Err(bytes) => bytes,
+    };
     let compilers = compilers.clone();
     let functions = functions.clone();
-    tokio::task::spawn_blocking(move || {
-        let optimized = &compilers.optimized;
-        if let Some(component) = optimized.shared.get(&hash) {
-            tracing::debug!("compiled component shared with a plugin of the same bytes");
-            return Ok(Compiled {
-                component,
-                quick_from: None,
-            });
+    COMPILES
+        .run(move || {
+            // A plugin of the same bytes may have compiled while this one waited.
+            if let Some(component) = compilers.optimized.shared.get(&hash) {
+                return Ok(Compiled {
+                    component,
+                    quick_from: None,
+                });
+            }
+            compile_now(&compilers, &functions, &hash, bytes)
+        })
+        .await
+        .map_err(|e| LoadError::Compile(e.to_string()))?
+}
+
+/// The compiled code of `hash` that needs no compile (another plugin's, or
+/// the optimised or quick code in the caches), or else `bytes` back.
+fn compiled_before(
+    compilers: &Compilers,
+    hash: &ContentHash,
+    bytes: Vec<u8>,
+) -> Result<Compiled, Vec<u8>> {
+    let optimized = &compilers.optimized;
+    if let Some(component) = optimized.shared.get(hash) {
+        tracing::debug!("compiled component shared with a plugin of the same bytes");
+        return Ok(Compiled {
+            component,
+            quick_from: None,
+        });
+    }
+    let engine = &optimized.engine;
+    if let Some(component) = optimized.cache.as_ref().and_then(|c| c.get(engine, hash)) {
+        tracing::debug!("compiled component taken from the cache");
+        return Ok(Compiled {
+            component: optimized.shared.share(*hash, component),
+            quick_from: None,
+        });
+    }
+    // Only a runtime that serves quick code reads Winch's cache (which makes
+    // Winch's engine, as the compile after a miss would).
+    let Some(quick) = compilers.quick() else {
+        return Err(bytes);
+    };
+    match quick
+        .cache
+        .as_ref()
+        .and_then(|c| c.get(&quick.engine, hash))
+    {
+        Some(component) => {
+            tracing::debug!("quick compile taken from the cache");
+            Ok(Compiled {
+                component: Arc::new(component),
+                quick_from: Some(bytes),
+            })
         }
-        let engine = &optimized.engine;
-        if let Some(component) = optimized.cache.as_ref().and_then(|c| c.get(engine, &hash)) {
-            tracing::debug!("compiled component taken from the cache");
-            return Ok(Compiled {
-                component: optimized.shared.share(hash, component),
-                quick_from: None,
-            });
-        }
-        if let Some(quick) = compilers.quick() {
-            if let Some(component) = quick
-                .cache
-                .as_ref()
-                .and_then(|c| c.get(&quick.engine, &hash))
-            {
-                tracing::debug!("quick compile taken from the cache");
+        None => Err(bytes),
+    }
+}
+
+/// Winch's compile if the runtime serves quick code and Winch can compile
+/// these bytes, else Cranelift's; cached either way.
+fn compile_now(
+    compilers: &Compilers,
+    functions: &FunctionCache,
+    hash: &ContentHash,
+    bytes: Vec<u8>,
+) -> Result<Compiled, LoadError> {
+    if let Some(quick) = compilers.quick() {
+        match Component::new(&quick.engine, &bytes) {
+            Ok(component) => {
+                if let Some(cache) = &quick.cache {
+                    cache.put(hash, &component);
+                }
                 return Ok(Compiled {
                     component: Arc::new(component),
                     quick_from: Some(bytes),
                 });
             }
-            match Component::new(&quick.engine, &bytes) {
-                Ok(component) => {
-                    if let Some(cache) = &quick.cache {
-                        cache.put(&hash, &component);
-                    }
-                    return Ok(Compiled {
-                        component: Arc::new(component),
-                        quick_from: Some(bytes),
-                    });
-                }
-                Err(error) => tracing::debug!(
-                    "Winch cannot compile this component, Cranelift will: {error:#}"
-                ),
+            Err(error) => {
+                tracing::debug!("Winch cannot compile this component, Cranelift will: {error:#}")
             }
         }
-        let component = optimize(engine, optimized.cache.as_ref(), &functions, &hash, &bytes)?;
-        Ok(Compiled {
-            component: optimized.shared.share(hash, component),
-            quick_from: None,
-        })
+    }
+    let optimized = &compilers.optimized;
+    let component = optimize(
+        &optimized.engine,
+        optimized.cache.as_ref(),
+        functions,
+        hash,
+        &bytes,
+    )?;
+    Ok(Compiled {
+        component: optimized.shared.share(*hash, component),
+        quick_from: None,
     })
-    .await
-    .map_err(|e| LoadError::Compile(e.to_string()))?
+}
+
+/// Runs `work` on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, LoadError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| LoadError::Compile(e.to_string()))
 }
 
 /// Compiles with Cranelift and stores the result in the cache.
