@@ -44,7 +44,13 @@ impl ContentHash {
     /// The hash in lower-case hexadecimal (the name of its cache entry, and
     /// the plugin digest in audit lines and trace attributes).
     pub fn hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut hex = String::with_capacity(self.0.len() * 2);
+        for byte in self.0 {
+            hex.push(char::from(DIGITS[usize::from(byte >> 4)]));
+            hex.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+        }
+        hex
     }
 }
 
