@@ -93,8 +93,7 @@ pub fn wharf_startup(
     // starts would load Winch's quick code and share the cores with the
     // optimiser the first server handed its work to.
     // `--no-quick-compile`: Cranelift at once, which is what the handoff
-    // would make; with Winch first, 1,000 new components crash the loading
-    // server (a stack overflow, see docs/performance.md).
+    // would make anyway, without a quick compile first.
     let mut fill = with(&warm_cache);
     fill.args.push("--no-quick-compile".into());
     let status = fill

@@ -52,7 +52,9 @@ pub(crate) async fn compile(
 ) -> Result<Compiled, LoadError> {
     let found = {
         let compilers = compilers.clone();
-        blocking(move || compiled_before(&compilers, &hash, bytes)).await?
+        tokio::task::spawn_blocking(move || compiled_before(&compilers, &hash, bytes))
+            .await
+            .map_err(join_failed)?
     };
     let bytes = match found {
         Ok(compiled) => return Ok(compiled),
@@ -72,7 +74,7 @@ pub(crate) async fn compile(
             compile_now(&compilers, &functions, &hash, bytes)
         })
         .await
-        .map_err(|e| LoadError::Compile(e.to_string()))?
+        .map_err(join_failed)?
 }
 
 /// The compiled code of `hash` that needs no compile (another plugin's, or
@@ -157,13 +159,9 @@ fn compile_now(
     })
 }
 
-/// Runs `work` on a blocking thread.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, LoadError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| LoadError::Compile(e.to_string()))
+/// A blocking thread's work that panicked (or was cancelled at shutdown).
+fn join_failed(error: tokio::task::JoinError) -> LoadError {
+    LoadError::Compile(error.to_string())
 }
 
 /// Compiles with Cranelift and stores the result in the cache.

@@ -25,16 +25,17 @@ pub(crate) static COMPILES: LazyLock<CompileGate> =
 /// Runs compiles on blocking threads, at most `turns` at a time.
 pub(crate) struct CompileGate {
     turns: Semaphore,
-    running: AtomicUsize,
+    limit: usize,
     /// The most that ran at once, for tests.
     most: AtomicUsize,
 }
 
 impl CompileGate {
     pub(crate) fn new(turns: usize) -> Self {
+        let limit = turns.max(1);
         Self {
-            turns: Semaphore::new(turns.max(1)),
-            running: AtomicUsize::new(0),
+            turns: Semaphore::new(limit),
+            limit,
             most: AtomicUsize::new(0),
         }
     }
@@ -50,11 +51,11 @@ impl CompileGate {
             .acquire()
             .await
             .expect("the gate is never closed");
-        let running = self.running.fetch_add(1, Ordering::AcqRel) + 1;
+        // The turns taken, this one included (a count of its own would stay
+        // high after a load dropped while it waited for its thread).
+        let running = self.limit - self.turns.available_permits();
         self.most.fetch_max(running, Ordering::AcqRel);
-        let done = tokio::task::spawn_blocking(work).await;
-        self.running.fetch_sub(1, Ordering::AcqRel);
-        done
+        tokio::task::spawn_blocking(work).await
     }
 
     /// The most compiles that ran at once so far.
