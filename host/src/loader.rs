@@ -26,7 +26,7 @@ use crate::oci::reference::{Reference, ReferenceError};
 use crate::oci::signature::TrustPolicy;
 use crate::oci::source::{OciError, OciSource};
 use crate::registry::{Naming, PluginSetDigest, PluginVersion, ToolSet};
-use crate::runtime::{ContentHash, LoadError, Plugin, Runtime};
+use crate::runtime::{ComponentBytes, ContentHash, LoadError, Plugin, Runtime};
 
 mod audit;
 mod load;
@@ -233,6 +233,8 @@ impl PluginFolder {
         let mut report = ScanReport::default();
         let mut claimed: BTreeMap<String, PathBuf> = BTreeMap::new();
         let mut jobs = Vec::new();
+        // Files to read: each path, its `--plugin` reference, name and manifest.
+        let mut pending = Vec::new();
         // `--plugin` references first: named on the command line, they win a
         // name clash with a file.
         let mut entries: Vec<(PathBuf, Option<Reference>)> = self
@@ -288,7 +290,24 @@ impl PluginFolder {
                 report.deferred.push(path);
                 continue;
             }
-            let bytes = match self.component_bytes(&path, given.as_ref()).await {
+            pending.push((path, given, name, manifest_path));
+        }
+
+        let reads: Vec<_> = pending
+            .iter()
+            .map(|(path, given, ..)| (path.as_path(), given.as_ref()))
+            .collect();
+        let found = sources::read_all(&reads, self.local_trust.as_ref());
+        for ((path, _, name, manifest_path), found) in pending.into_iter().zip(found) {
+            let found = match found {
+                Ok(found) => found,
+                Err(error) => {
+                    self.note(&path, &name, &error);
+                    report.failed.push(path);
+                    continue;
+                }
+            };
+            let bytes = match self.component_bytes(&path, found).await {
                 Ok(Some(bytes)) => bytes,
                 Ok(None) => {
                     report.deferred.push(path);
@@ -303,7 +322,7 @@ impl PluginFolder {
             // Read once: the fingerprint and the settings come from the same bytes.
             let manifest = manifest::read(&manifest_path);
             let fingerprint = Fingerprint {
-                component: ContentHash::of(&bytes),
+                component: bytes.hash(),
                 manifest: match &manifest {
                     Ok(None) => ManifestPrint::Absent,
                     Ok(Some(text)) => ManifestPrint::Bytes(ContentHash::of(text)),

@@ -58,7 +58,7 @@ impl Single {
         let resolved = manifest::load(&manifest_path, runtime.limits(), runtime.ceilings())
             .map_err(|e| load_error(e.into()))?;
         let plugin = runtime
-            .load_with(&name, bytes, resolved.limits, resolved.grants)
+            .load_with(&name, bytes.into(), resolved.limits, resolved.grants)
             .await
             .map_err(|e| load_error(e.into()))?;
         let plugin = std::sync::Arc::new(plugin);

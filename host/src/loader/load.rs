@@ -11,7 +11,7 @@ pub(super) async fn load_file(
     name: &str,
     manifest_path: &Path,
     manifest: Option<&[u8]>,
-    bytes: Vec<u8>,
+    bytes: ComponentBytes,
 ) -> Result<LoadedFile, FileError> {
     let resolved = manifest::resolve_bytes(
         manifest_path,

@@ -54,6 +54,48 @@ impl ContentHash {
     }
 }
 
+/// A component's bytes with their [`ContentHash`], hashed once where they
+/// are read: the folder's scan needs the hash to tell a changed file, and
+/// loading needs it for the compile cache. SHA-256 of a 270 KB component
+/// is about 0.15 ms, a tenth of a 1,000-plugin start when done twice.
+#[derive(Debug, Clone)]
+pub struct ComponentBytes {
+    bytes: Vec<u8>,
+    hash: ContentHash,
+}
+
+impl ComponentBytes {
+    /// Hashes `bytes`.
+    pub fn new(bytes: Vec<u8>) -> Self {
+        let hash = ContentHash::of(&bytes);
+        Self { bytes, hash }
+    }
+
+    /// The bytes' content hash.
+    pub fn hash(&self) -> ContentHash {
+        self.hash
+    }
+
+    /// The bytes, the hash dropped.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
+impl From<Vec<u8>> for ComponentBytes {
+    fn from(bytes: Vec<u8>) -> Self {
+        Self::new(bytes)
+    }
+}
+
+impl std::ops::Deref for ComponentBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
 /// The first bytes of every entry's check; a new layout gets a new value, so
 /// entries of another layout are dropped like any other bad entry.
 const MAGIC: &[u8; 8] = b"wharf\0c\x04";
@@ -265,6 +307,14 @@ fn checksum_of(mut reader: impl Read) -> std::io::Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn component_bytes_carry_the_hash_of_their_bytes() {
+        let bytes = ComponentBytes::new(b"\0asm".to_vec());
+        assert_eq!(bytes.hash(), ContentHash::of(b"\0asm"));
+        assert_eq!(&*bytes, b"\0asm");
+        assert_eq!(bytes.into_bytes(), b"\0asm");
+    }
 
     #[test]
     fn hashes_are_hex_sha256() {

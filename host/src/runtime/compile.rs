@@ -16,7 +16,7 @@ use super::code::Tier;
 use super::engine::Compilers;
 use super::failure::LoadError;
 use super::function_cache::FunctionCache;
-use gate::COMPILES;
+use gate::{CACHE_READS, COMPILES};
 
 /// A compiled component, and its bytes if Winch compiled it (they are
 /// compiled again by Cranelift).
@@ -43,7 +43,7 @@ impl Compiled {
 /// compiled now (and cached: a server stopped before the optimised code was
 /// ready starts as fast next time); else Cranelift's, compiled now and cached.
 /// `hash` is the SHA-256 of `bytes`, which the caller keeps too. Compiles
-/// wait for a turn at the gate (see `gate`); reading the caches does not.
+/// and reads of the caches each wait for a turn at their gate (see `gate`).
 pub(crate) async fn compile(
     compilers: &Arc<Compilers>,
     functions: &Arc<FunctionCache>,
@@ -52,7 +52,8 @@ pub(crate) async fn compile(
 ) -> Result<Compiled, LoadError> {
     let found = {
         let compilers = compilers.clone();
-        tokio::task::spawn_blocking(move || compiled_before(&compilers, &hash, bytes))
+        CACHE_READS
+            .run(move || compiled_before(&compilers, &hash, bytes))
             .await
             .map_err(join_failed)?
     };

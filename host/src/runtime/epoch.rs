@@ -194,7 +194,7 @@ mod tests {
             .build()
             .unwrap();
         let plugin = serving
-            .block_on(runtime.load_with("spin", spin, limits, Grants::default()))
+            .block_on(runtime.load_with("spin", spin.into(), limits, Grants::default()))
             .unwrap();
         std::thread::sleep(EPOCH_TICK * (IDLE_TICKS + 40));
         assert_eq!(ticks_over(&runtime.epoch, EPOCH_TICK * 20), 0, "parked");

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use wasmtime::Engine;
 
 use super::admission::CallSlots;
-use super::cache::ContentHash;
+use super::cache::ComponentBytes;
 use super::code::{CodeMaker, Tier};
 use super::compile::compile;
 use super::engine::{Compilers, Metering};
@@ -179,7 +179,7 @@ impl Runtime {
 impl Runtime {
     /// Compiles `bytes` as a plugin with the default limits and no grants.
     pub async fn load(&self, name: &str, bytes: Vec<u8>) -> Result<Plugin, LoadError> {
-        self.load_with(name, bytes, self.limits().clone(), Grants::default())
+        self.load_with(name, bytes.into(), self.limits().clone(), Grants::default())
             .await
     }
 
@@ -192,7 +192,7 @@ impl Runtime {
     pub async fn load_with(
         &self,
         name: &str,
-        bytes: Vec<u8>,
+        bytes: ComponentBytes,
         limits: CallLimits,
         grants: Grants,
     ) -> Result<Plugin, LoadError> {
@@ -217,8 +217,8 @@ impl Runtime {
             .compilers_for(&limits)
             .await
             .map_err(|e| LoadError::Compile(e.to_string()))?;
-        let digest = ContentHash::of(&bytes);
-        let mut compiled = compile(&compilers, &self.functions, bytes, digest).await?;
+        let digest = bytes.hash();
+        let mut compiled = compile(&compilers, &self.functions, bytes.into_bytes(), digest).await?;
         let tier = compiled.tier();
         let name: Arc<str> = name.into();
         let sandbox = Arc::new(

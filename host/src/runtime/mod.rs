@@ -60,7 +60,7 @@ mod types;
 #[cfg(test)]
 mod test_support;
 
-pub use cache::{CompiledCache, ContentHash};
+pub use cache::{CompiledCache, ComponentBytes, ContentHash};
 pub use code::Tier;
 pub use failure::{CallFailure, LoadError, RuntimeError, SkippedFunction};
 pub use grants::{DirGrant, Grants};

@@ -25,7 +25,7 @@ pub(crate) async fn load(
     limits: CallLimits,
 ) -> Plugin {
     runtime
-        .load_with(name, bytes, limits, Grants::default())
+        .load_with(name, bytes.into(), limits, Grants::default())
         .await
         .unwrap()
 }

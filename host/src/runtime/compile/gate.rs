@@ -22,6 +22,15 @@ use tokio::task::JoinError;
 pub(crate) static COMPILES: LazyLock<CompileGate> =
     LazyLock::new(|| CompileGate::new(std::thread::available_parallelism().map_or(1, usize::from)));
 
+/// The gate every load-time read of the compile caches goes through. It
+/// guards no stack, but each blocking thread has an allocator heap of its
+/// own: a folder of 100 cached components read each on a thread of its own
+/// made about 70 threads, and the components' metadata (about 100 KB each)
+/// spread over 70 heaps held about 330 KiB of pages per plugin. Reads take
+/// as many turns as there are cores, so a few threads serve them all.
+pub(crate) static CACHE_READS: LazyLock<CompileGate> =
+    LazyLock::new(|| CompileGate::new(std::thread::available_parallelism().map_or(1, usize::from)));
+
 /// Runs compiles on blocking threads, at most `turns` at a time.
 pub(crate) struct CompileGate {
     turns: Semaphore,
