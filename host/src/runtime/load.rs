@@ -112,7 +112,7 @@ impl Runtime {
             list_changes: ListChanges::default(),
         };
         if runtime.unmetered.quick_compiles() {
-            runtime.optimizer = Some(Optimizer::start(runtime.functions.clone()));
+            runtime.optimizer = Some(Optimizer::new(runtime.functions.clone()));
         }
         Ok(runtime)
     }

@@ -25,7 +25,7 @@
 //! tiers.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Weak, mpsc};
+use std::sync::{Arc, OnceLock, Weak, mpsc};
 use std::time::Instant;
 
 use arc_swap::ArcSwap;
@@ -56,14 +56,17 @@ pub(crate) struct TierUp {
 
 /// The thread that makes optimised code, one plugin at a time in the order
 /// they loaded, at a low priority: the quick compiles of a folder still
-/// loading and the calls being served come first. It ends with the runtime.
+/// loading and the calls being served come first. It starts with the first
+/// job (a server whose components are all cached never needs it, nor the
+/// stack and allocator pages of its two threads) and ends with the runtime.
 pub(crate) struct Optimizer {
-    jobs: mpsc::Sender<TierUp>,
+    functions: Arc<FunctionCache>,
+    /// The thread's queue, made when the thread starts.
+    jobs: OnceLock<mpsc::Sender<TierUp>>,
     /// Jobs queued or under way.
     outstanding: Arc<AtomicUsize>,
     /// Held by the thread while it works on a plugin; tests hold it to keep
     /// a plugin on its quick code.
-    #[cfg(test)]
     pub(crate) turn: Arc<tokio::sync::Mutex<()>>,
 }
 
@@ -76,13 +79,22 @@ const OPTIMIZER_NICENESS: i32 = 10;
 pub(crate) const IDLE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Optimizer {
-    /// Starts the thread.
-    pub(crate) fn start(functions: Arc<FunctionCache>) -> Self {
+    /// An optimiser whose thread has not started yet.
+    pub(crate) fn new(functions: Arc<FunctionCache>) -> Self {
+        Self {
+            functions,
+            jobs: OnceLock::new(),
+            outstanding: Arc::new(AtomicUsize::new(0)),
+            turn: Arc::new(tokio::sync::Mutex::new(())),
+        }
+    }
+
+    /// Starts the thread and its watch; the queue it takes jobs from.
+    fn start(&self) -> mpsc::Sender<TierUp> {
         let (jobs, queue) = mpsc::channel::<TierUp>();
-        let turn = Arc::new(tokio::sync::Mutex::new(()));
-        let held = turn.clone();
-        let outstanding = Arc::new(AtomicUsize::new(0));
-        let done = outstanding.clone();
+        let held = self.turn.clone();
+        let functions = self.functions.clone();
+        let done = self.outstanding.clone();
         let clock = Arc::new(CompileClock::new());
         let watched = Arc::downgrade(&clock);
         std::thread::Builder::new()
@@ -103,18 +115,13 @@ impl Optimizer {
             .name("wharf-optimize-watch".into())
             .spawn(move || watch_grace(watched))
             .expect("spawning the optimiser's watch");
-        Self {
-            jobs,
-            outstanding,
-            #[cfg(test)]
-            turn,
-        }
+        jobs
     }
 
-    /// Queues `job`.
+    /// Queues `job`, starting the thread if this is the first.
     pub(crate) fn submit(&self, job: TierUp) {
         self.outstanding.fetch_add(1, Ordering::AcqRel);
-        if self.jobs.send(job).is_err() {
+        if self.jobs.get_or_init(|| self.start()).send(job).is_err() {
             self.outstanding.fetch_sub(1, Ordering::AcqRel);
             tracing::warn!("the optimiser thread is gone; the quick compile keeps serving");
         }

@@ -53,6 +53,23 @@ async fn the_optimiser_counts_what_it_has_left_until_it_is_done() {
     assert_eq!(second.tier(), Tier::Optimized);
 }
 
+#[tokio::test]
+async fn the_optimiser_thread_starts_with_its_first_job() {
+    let cache = tempfile::tempdir().unwrap();
+    let first = runtime(true, Some(cache.path().to_path_buf()));
+    let started = |runtime: &Runtime| runtime.optimizer.as_ref().unwrap().jobs.get().is_some();
+    assert!(!started(&first), "no job yet");
+    let plugin = load(&first, "counter", counter(10, 3), CallLimits::default()).await;
+    assert!(started(&first), "a quick compile queued its tier-up");
+    optimized(&plugin).await;
+
+    // Its optimised code cached, the component needs no tier-up in a new runtime.
+    let second = runtime(true, Some(cache.path().to_path_buf()));
+    let plugin = load(&second, "counter", counter(10, 3), CallLimits::default()).await;
+    assert_eq!(plugin.tier(), Tier::Optimized);
+    assert!(!started(&second), "nothing to optimise");
+}
+
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn the_optimiser_runs_at_idle_priority() {
