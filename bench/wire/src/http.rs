@@ -25,6 +25,10 @@ pub struct Connection {
     buffer: Vec<u8>,
     /// The legacy session, once [`handshake`](Self::handshake) opened one.
     session: Option<String>,
+    /// The last response said `Connection: close` (nginx does after
+    /// `keepalive_requests`, 1,000 by default): the next request goes on a
+    /// new connection, in the same session.
+    closing: bool,
 }
 
 /// A whole response.
@@ -87,7 +91,22 @@ impl Connection {
             addr,
             buffer: Vec::with_capacity(16 << 10),
             session: None,
+            closing: false,
         })
+    }
+
+    /// Connects again if the server said it closes this connection.
+    async fn reopen_if_closing(&mut self) -> Result<()> {
+        if self.closing {
+            let stream = TcpStream::connect(self.addr)
+                .await
+                .with_context(|| format!("connecting to {} again", self.addr))?;
+            stream.set_nodelay(true)?;
+            self.stream = stream;
+            self.buffer.clear();
+            self.closing = false;
+        }
+        Ok(())
     }
 
     /// The legacy session id, once opened.
@@ -153,6 +172,7 @@ impl Connection {
             "GET {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\n\r\n",
             self.addr
         );
+        self.reopen_if_closing().await?;
         self.stream.write_all(head.as_bytes()).await?;
         self.read_response().await
     }
@@ -236,6 +256,7 @@ impl Connection {
         head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
         let mut request = head.into_bytes();
         request.extend_from_slice(body);
+        self.reopen_if_closing().await?;
         self.stream.write_all(&request).await?;
         Ok(())
     }
@@ -251,6 +272,10 @@ impl Connection {
                 self.buffer.drain(..length).collect()
             }
         };
+        self.closing = head
+            .headers
+            .iter()
+            .any(|(name, value)| name == "connection" && value.eq_ignore_ascii_case("close"));
         Ok(Reply {
             status: head.status,
             headers: head.headers,
@@ -514,5 +539,46 @@ mod tests {
             assert_eq!(stream.next_event().await.unwrap(), Some(json!({"b": 2})));
             assert_eq!(stream.next_event().await.unwrap(), None, "{cuts:?}");
         }
+    }
+
+    /// A server that answers one request per connection, saying so
+    /// (`Connection: close`) as nginx does after `keepalive_requests`, and
+    /// counts the connections it took.
+    async fn serve_one_request_per_connection(
+        connections: usize,
+    ) -> (SocketAddr, tokio::task::JoinHandle<usize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let served = tokio::spawn(async move {
+            for n in 0..connections {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                let mut request = [0u8; 1024];
+                let _ = socket.read(&mut request).await.unwrap();
+                let body = format!("{{\"n\":{n}}}");
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                     content-length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                socket.write_all(response.as_bytes()).await.unwrap();
+            }
+            connections
+        });
+        (addr, served)
+    }
+
+    #[tokio::test]
+    async fn after_connection_close_the_next_request_goes_on_a_new_connection() {
+        let (addr, served) = serve_one_request_per_connection(3).await;
+        let mut connection = Connection::open(addr).await.unwrap();
+        for n in 0..3 {
+            let (status, body) = connection.post(b"{}", "echo").await.unwrap();
+            assert_eq!(status, 200);
+            assert_eq!(
+                serde_json::from_slice::<Value>(&body).unwrap(),
+                json!({"n": n})
+            );
+        }
+        assert_eq!(served.await.unwrap(), 3);
     }
 }
