@@ -374,7 +374,7 @@ fn read_expression(
         let mut seen: Vec<(String, String, usize)> = Vec::new();
         for piece in pieces {
             let (name, value) = piece.split_once('=').unwrap_or((piece, ""));
-            let value = decode(value);
+            let value = decode(value, operator.allows_reserved());
             let listed = names.iter().filter(|n| *n == name).count();
             match seen.iter_mut().find(|(n, ..)| n == name) {
                 // A variable the template names more than once (`{?q,q}`)
@@ -399,14 +399,17 @@ fn read_expression(
         if names.len() != 1 {
             return false;
         }
-        found.push((names[0].clone(), decode(body)));
+        found.push((names[0].clone(), decode(body, operator.allows_reserved())));
         return true;
     }
     for (name, piece) in names.iter().zip(pieces) {
-        found.push((name.clone(), decode(piece)));
+        found.push((name.clone(), decode(piece, operator.allows_reserved())));
     }
     true
 }
+
+/// RFC 6570's reserved characters (RFC 3986 gen-delims and sub-delims).
+const RESERVED: &[u8] = b":/?#[]@!$&'()*+,;=";
 
 /// Percent-encodes `value`: unreserved characters stay, and with
 /// `allow_reserved` so do reserved ones and existing `%XX` triplets.
@@ -414,7 +417,7 @@ fn encode(value: &str, allow_reserved: bool, out: &mut String) {
     let bytes = value.as_bytes();
     for (at, &byte) in bytes.iter().enumerate() {
         let unreserved = byte.is_ascii_alphanumeric() || b"-._~".contains(&byte);
-        let reserved = b":/?#[]@!$&'()*+,;=".contains(&byte);
+        let reserved = RESERVED.contains(&byte);
         let triplet = byte == b'%'
             && bytes.get(at + 1).is_some_and(u8::is_ascii_hexdigit)
             && bytes.get(at + 2).is_some_and(u8::is_ascii_hexdigit);
@@ -426,8 +429,13 @@ fn encode(value: &str, allow_reserved: bool, out: &mut String) {
     }
 }
 
-/// Percent-decodes `text`; left as it is if the result is not UTF-8.
-fn decode(text: &str) -> String {
+/// Percent-decodes `text`; left as it is if the result is not UTF-8. With
+/// `keep_reserved` (a `{+x}` or `{#x}` value), a triplet that stands for a
+/// reserved character stays encoded: those expansions copy triplets and
+/// reserved characters as they are, so `%23` can only have come from a
+/// value holding `%23` (a value holding `#` expands to `#`, which a `{+x}`
+/// before a query or fragment cannot even hold).
+fn decode(text: &str, keep_reserved: bool) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut at = 0;
@@ -439,7 +447,12 @@ fn decode(text: &str) -> String {
                 bytes.get(at + 2).map(|&b| hex(b)),
             )
         {
-            out.push((high * 16 + low) as u8);
+            let byte = (high * 16 + low) as u8;
+            if keep_reserved && RESERVED.contains(&byte) {
+                out.extend_from_slice(&bytes[at..at + 3]);
+            } else {
+                out.push(byte);
+            }
             at += 3;
         } else {
             out.push(bytes[at]);
@@ -516,6 +529,23 @@ mod tests {
             matches("notes://{a},{b}", "notes://x,y"),
             Some(vars(&[("a", "x"), ("b", "y")]))
         );
+    }
+
+    #[test]
+    fn an_encoded_reserved_character_in_a_reserved_expansion_stays_encoded() {
+        // `%23` can only come from a value holding `%23`: a `#` would expand
+        // as it is, and this `{+x}` cannot hold one before `{.ext}`. Found by
+        // the fuzzer, as its expansion failed to match again.
+        let template = UriTemplate::parse("res://{+path}{;a}/{.ext}").unwrap();
+        let found = template.matches("res://a/b%23c%7D/.txt").unwrap();
+        assert_eq!(found, vars(&[("path", "a/b%23c}"), ("ext", "txt")]));
+        let pairs: Vec<(&str, &str)> = found
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let expanded = template.expand(&pairs);
+        assert_eq!(expanded, "res://a/b%23c%7D/.txt");
+        assert_eq!(template.matches(&expanded), Some(found));
     }
 
     #[test]
