@@ -8,6 +8,7 @@ pub mod audit;
 pub mod author;
 pub mod caller;
 pub mod client_input;
+pub mod cores;
 pub mod docs;
 pub mod excerpt;
 #[doc(hidden)]

@@ -164,7 +164,7 @@ impl Default for HttpOptions {
             shutdown_grace: Duration::from_secs(30),
             drain_delay: Duration::ZERO,
             status: Arc::default(),
-            serving_threads: std::thread::available_parallelism().map_or(1, usize::from),
+            serving_threads: crate::cores::cores(),
         }
     }
 }

@@ -34,13 +34,7 @@ pub(super) fn read_all(
         Some(reference) => Ok(Found::Reference((*reference).clone())),
         None => read_file(path, trust),
     };
-    // `available_parallelism` reads cgroup files: not for a single file.
-    if pending.len() <= 1 {
-        return pending.iter().map(read).collect();
-    }
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(pending.len());
+    let threads = crate::cores::cores().min(pending.len());
     if threads <= 1 {
         return pending.iter().map(read).collect();
     }

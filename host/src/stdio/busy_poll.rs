@@ -33,7 +33,6 @@
 //! budget, at most the pause it replaces.
 
 use std::ffi::c_int;
-use std::num::NonZero;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -104,7 +103,7 @@ impl BusyPoll {
     /// when `budget` is zero, the process may run on one CPU only, or this is
     /// not Unix.
     pub fn for_stdin(budget: Duration) -> Option<Self> {
-        let cpus = std::thread::available_parallelism().map_or(1, NonZero::get);
+        let cpus = crate::cores::cores();
         (cfg!(unix) && cpus > 1 && !budget.is_zero()).then(|| Self::new(0, budget))
     }
 

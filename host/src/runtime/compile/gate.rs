@@ -19,8 +19,7 @@ use tokio::task::JoinError;
 
 /// The gate every load-time compile of this process goes through: rayon's
 /// pool, which it protects, is process-wide too.
-pub(crate) static COMPILES: LazyLock<CompileGate> =
-    LazyLock::new(|| CompileGate::new(std::thread::available_parallelism().map_or(1, usize::from)));
+pub(crate) static COMPILES: LazyLock<Gate> = LazyLock::new(|| Gate::new(crate::cores::cores()));
 
 /// The gate every load-time read of the compile caches goes through. It
 /// guards no stack, but each blocking thread has an allocator heap of its
@@ -28,18 +27,18 @@ pub(crate) static COMPILES: LazyLock<CompileGate> =
 /// made about 70 threads, and the components' metadata (about 100 KB each)
 /// spread over 70 heaps held about 330 KiB of pages per plugin. Reads take
 /// as many turns as there are cores, so a few threads serve them all.
-pub(crate) static CACHE_READS: LazyLock<CompileGate> =
-    LazyLock::new(|| CompileGate::new(std::thread::available_parallelism().map_or(1, usize::from)));
+pub(crate) static CACHE_READS: LazyLock<Gate> = LazyLock::new(|| Gate::new(crate::cores::cores()));
 
-/// Runs compiles on blocking threads, at most `turns` at a time.
-pub(crate) struct CompileGate {
+/// Runs work (compiles, cache reads) on blocking threads, at most `turns`
+/// at a time.
+pub(crate) struct Gate {
     turns: Semaphore,
     limit: usize,
     /// The most that ran at once, for tests.
     most: AtomicUsize,
 }
 
-impl CompileGate {
+impl Gate {
     pub(crate) fn new(turns: usize) -> Self {
         let limit = turns.max(1);
         Self {
@@ -83,7 +82,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn no_more_than_its_turns_run_at_once() {
-        let gate = Arc::new(CompileGate::new(2));
+        let gate = Arc::new(Gate::new(2));
         let started = Arc::new(AtomicUsize::new(0));
         let jobs = (0..16).map(|i| {
             let gate = gate.clone();
@@ -106,7 +105,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_gate_of_no_turns_still_runs_one() {
-        let gate = CompileGate::new(0);
+        let gate = Gate::new(0);
         assert_eq!(gate.run(|| 7).await.unwrap(), 7);
         assert_eq!(gate.most_at_once(), 1);
     }
