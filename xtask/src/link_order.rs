@@ -15,11 +15,23 @@
 //! valgrind cannot reserve the pool's address space. Symbols that change
 //! name later (an edited generic, a new ThinLTO suffix) are skipped by the
 //! linker, so an old list costs locality, never a build.
+//!
+//! What valgrind cannot show is then found on the real CPU: the instance
+//! pool (valgrind cannot reserve its address space), the spares it allows,
+//! and the code paths a library picks for the CPU's own features (SHA-NI,
+//! AVX-512, which valgrind does not emulate). A release build with the list
+//! so far serves the same requests under `perf record -e page-faults`; every
+//! instruction fetch that faults outside the listed functions names a
+//! function the list lacks. Those are added and the binary is built again,
+//! until a round finds none (one fault maps a 64 KiB window, so a round
+//! sees only the first function touched in each window). Skipped, with a
+//! warning, where `perf` is missing.
 
 use std::collections::HashSet;
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
@@ -103,16 +115,161 @@ pub fn link_order() -> Result<()> {
     if names.len() < 500 {
         bail!("only {} functions recorded: not a real run", names.len());
     }
+    let mut names = names;
+    write_order(&names)?;
+    eprintln!("xtask: {} functions from callgrind", names.len());
+    if Command::new("perf").arg("--version").output().is_err() {
+        eprintln!(
+            "xtask: warning: no `perf` (apt-get install linux-perf): the list lacks the \
+             instance pool's code and the CPU-specific paths valgrind cannot see"
+        );
+        return Ok(());
+    }
+    let native = NativeRun {
+        wharf: &wharf,
+        plugins: &plugins,
+        cache: &work.join("cache-native"),
+        faults: &work.join("faults.data"),
+    };
+    for round in 1..=FAULT_ROUNDS {
+        run(cargo().args(["build", "--release", "-p", "wharf", "--bin", "wharf"]))?;
+        if round == 1 {
+            native.fill_cache()?;
+        }
+        let listed: HashSet<&str> = names.iter().map(String::as_str).collect();
+        let mut missing = Vec::new();
+        for _ in 0..RUNS_PER_ROUND {
+            for name in native.code_faults()? {
+                if !listed.contains(name.as_str()) && !missing.contains(&name) {
+                    missing.push(name);
+                }
+            }
+        }
+        eprintln!(
+            "xtask: round {round}: {} functions faulted in outside the list",
+            missing.len()
+        );
+        if missing.is_empty() {
+            break;
+        }
+        names.extend(missing);
+        write_order(&names)?;
+    }
+    eprintln!("xtask: {} functions written to {ORDER_FILE}", names.len());
+    Ok(())
+}
+
+/// Rounds of the page-fault check at most; each builds the binary again.
+const FAULT_ROUNDS: usize = 4;
+/// Runs per round: what a start-up touches varies a little with timing.
+const RUNS_PER_ROUND: usize = 3;
+
+fn write_order(names: &[String]) -> Result<()> {
     let out = root().join(ORDER_FILE);
     std::fs::create_dir_all(out.parent().expect("a folder"))?;
     let mut text = String::new();
-    for name in &names {
+    for name in names {
         text.push_str(name);
         text.push('\n');
     }
-    std::fs::write(&out, text).with_context(|| format!("writing {}", out.display()))?;
-    eprintln!("xtask: {} functions written to {ORDER_FILE}", names.len());
-    Ok(())
+    std::fs::write(&out, text).with_context(|| format!("writing {}", out.display()))
+}
+
+/// The release build serving [`REQUESTS`] on this CPU, with the instance pool.
+struct NativeRun<'a> {
+    wharf: &'a Path,
+    plugins: &'a Path,
+    cache: &'a Path,
+    faults: &'a Path,
+}
+
+impl NativeRun<'_> {
+    /// `wharf serve` with the run's folder and cache, as arguments of `cmd`.
+    fn serve(&self, cmd: &mut Command) {
+        cmd.arg(self.wharf)
+            .args(["serve", "--plugins"])
+            .arg(self.plugins)
+            .arg("--cache-dir")
+            .arg(self.cache)
+            .stderr(Stdio::null());
+    }
+
+    /// Optimised code for this CPU, as a long-lived server leaves it.
+    fn fill_cache(&self) -> Result<()> {
+        let mut fill = Command::new(self.wharf);
+        fill.env("WHARF_FINISH_OPTIMIZING", "1")
+            .args(["serve", "--no-quick-compile", "--plugins"])
+            .arg(self.plugins)
+            .arg("--cache-dir")
+            .arg(self.cache)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        run(&mut fill)
+    }
+
+    /// The functions of the binary whose first instruction fetch faulted in
+    /// one run: its requests answered, and a moment for the work after them
+    /// (the next spare, the stores dropped), then stdin closed.
+    fn code_faults(&self) -> Result<Vec<String>> {
+        let mut cmd = Command::new("perf");
+        cmd.args(["record", "-q", "-e", "page-faults", "-c", "1", "-d", "-o"])
+            .arg(self.faults)
+            .arg("--");
+        self.serve(&mut cmd);
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("starting perf record")?;
+        let mut stdin = child.stdin.take().expect("piped");
+        for request in REQUESTS {
+            writeln!(stdin, "{request}")?;
+        }
+        let mut answers = BufReader::new(child.stdout.take().expect("piped")).lines();
+        for _ in REQUESTS {
+            answers
+                .next()
+                .context("the server ended before answering")??;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        drop(stdin);
+        let status = child.wait()?;
+        if !status.success() {
+            bail!("the run under perf failed: {status}");
+        }
+        let script = Command::new("perf")
+            .args(["script", "--no-demangle", "-F", "addr,ip,sym,dso", "-i"])
+            .arg(self.faults)
+            .output()
+            .context("perf script")?;
+        if !script.status.success() {
+            bail!("perf script failed: {}", String::from_utf8_lossy(&script.stderr));
+        }
+        Ok(code_faults(&String::from_utf8_lossy(&script.stdout), self.wharf))
+    }
+}
+
+/// From `perf script -F addr,ip,sym,dso` of page faults: the functions of
+/// `binary` whose own code faulted (the faulting address is the instruction
+/// pointer), each once. A line reads `ADDR SYM (DSO) IP SYM (DSO)`.
+fn code_faults(script: &str, binary: &Path) -> Vec<String> {
+    let dso = format!("({})", binary.display());
+    let mut names = Vec::new();
+    for line in script.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [addr, _, addr_dso, ip, symbol, ip_dso] = fields[..] else {
+            continue;
+        };
+        let known = !symbol.starts_with('[') && symbol != "_start" && symbol != "_init";
+        if addr == ip && addr_dso == dso && ip_dso == dso && known {
+            let name = symbol.split('+').next().unwrap_or(symbol).to_string();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
 }
 
 /// The mangled names of the functions of `binary` in a callgrind profile
@@ -144,6 +301,24 @@ fn executed_functions(profile: &str, binary: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn takes_the_binarys_own_instruction_faults_once() {
+        let script = "\
+    55ed0a386d20 [unknown] (/w/wharf)     7fcf00000010 _dl_relocate (/usr/lib/ld.so)
+    55ed0844f650 _start (/w/wharf)     55ed0844f650 _start (/w/wharf)
+    55ed0897a670 _ZN1a3new17h1E (/w/wharf)     55ed0897a670 _ZN1a3new17h1E (/w/wharf)
+    55ed0897a900 _ZN1a3new17h1E (/w/wharf)     55ed0897a900 _ZN1a3new17h1E (/w/wharf)
+    55ed08990000 _ZN1b4data17h2E (/w/wharf)     55ed0897b000 _ZN1b3get17h3E (/w/wharf)
+    7fcf00001000 memcpy (/usr/lib/libc.so.6)     7fcf00001000 memcpy (/usr/lib/libc.so.6)
+    55ed08999000 [unknown] (/w/wharf)     55ed08999000 [unknown] (/w/wharf)
+    55ed089a0000 mi_free (/w/wharf)     55ed089a0000 mi_free (/w/wharf)
+";
+        assert_eq!(
+            code_faults(script, Path::new("/w/wharf")),
+            ["_ZN1a3new17h1E", "mi_free"]
+        );
+    }
 
     #[test]
     fn takes_the_binarys_functions_once_without_recursion_marks() {
