@@ -244,9 +244,15 @@ impl NativeRun<'_> {
             .output()
             .context("perf script")?;
         if !script.status.success() {
-            bail!("perf script failed: {}", String::from_utf8_lossy(&script.stderr));
+            bail!(
+                "perf script failed: {}",
+                String::from_utf8_lossy(&script.stderr)
+            );
         }
-        Ok(code_faults(&String::from_utf8_lossy(&script.stdout), self.wharf))
+        Ok(code_faults(
+            &String::from_utf8_lossy(&script.stdout),
+            self.wharf,
+        ))
     }
 }
 
