@@ -185,6 +185,22 @@ class UriTemplateTest(unittest.TestCase):
         self.assertEqual(match_template("files:///{+path}", "files:///a/b.txt"), {"path": "a/b.txt"})
         self.assertEqual(variables_of("x://{a}/{+b}"), ["a", "b"])
 
+    def test_decoding_as_in_the_rust_sdk(self):
+        from wharf_sdk.uri_template import match_template
+
+        # In a reserved expansion a reserved character's triplet stays encoded.
+        self.assertEqual(match_template("files:///{+path}", "files:///a%2Fb%20c"), {"path": "a%2Fb c"})
+        self.assertEqual(match_template("files:///{+path}", "files:///x%23y%3Fz"), {"path": "x%23y%3Fz"})
+        self.assertEqual(match_template("notes://note/{id}", "notes://note/a%2Fb"), {"id": "a/b"})
+        self.assertEqual(match_template("notes://note/{id}", "notes://note/caf%C3%A9"), {"id": "café"})
+        self.assertEqual(match_template("notes://note/{id}", "notes://note/caf%c3%a9"), {"id": "café"})
+        # Not UTF-8 once decoded: the text as it came.
+        self.assertEqual(match_template("notes://note/{id}", "notes://note/a%FFb"), {"id": "a%FFb"})
+        # A `%` without two hex digits is text.
+        self.assertEqual(match_template("notes://note/{id}", "notes://note/100%"), {"id": "100%"})
+        self.assertEqual(match_template("notes://note/{id}", "notes://note/%zz%41"), {"id": "%zzA"})
+        self.assertEqual(match_template("files:///{+path}", "files:///é/%41"), {"path": "é/A"})
+
 
 if __name__ == "__main__":
     unittest.main()
