@@ -23,8 +23,9 @@
 //! so far serves the same requests under `perf record -e page-faults`; every
 //! instruction fetch that faults outside the listed functions names a
 //! function the list lacks. Those are added and the binary is built again,
-//! until a round finds none (one fault maps a 64 KiB window, so a round
-//! sees only the first function touched in each window). Skipped, with a
+//! for at most [`FAULT_ROUNDS`] rounds or until one finds none (one fault
+//! maps a 64 KiB window, so a round sees only the first function touched
+//! in each window, and the next round the one behind it). Skipped, with a
 //! warning, where `perf` is missing.
 
 use std::collections::HashSet;
