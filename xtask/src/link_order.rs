@@ -185,10 +185,10 @@ struct NativeRun<'a> {
 }
 
 impl NativeRun<'_> {
-    /// `wharf serve` with the run's folder and cache, as arguments of `cmd`.
+    /// `serve` with the run's folder and cache, added to `cmd` after the
+    /// binary's path.
     fn serve(&self, cmd: &mut Command) {
-        cmd.arg(self.wharf)
-            .args(["serve", "--plugins"])
+        cmd.args(["serve", "--plugins"])
             .arg(self.plugins)
             .arg("--cache-dir")
             .arg(self.cache)
@@ -198,14 +198,11 @@ impl NativeRun<'_> {
     /// Optimised code for this CPU, as a long-lived server leaves it.
     fn fill_cache(&self) -> Result<()> {
         let mut fill = Command::new(self.wharf);
-        fill.env("WHARF_FINISH_OPTIMIZING", "1")
-            .args(["serve", "--no-quick-compile", "--plugins"])
-            .arg(self.plugins)
-            .arg("--cache-dir")
-            .arg(self.cache)
+        self.serve(&mut fill);
+        fill.arg("--no-quick-compile")
+            .env("WHARF_FINISH_OPTIMIZING", "1")
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stdout(Stdio::null());
         run(&mut fill)
     }
 
@@ -216,7 +213,8 @@ impl NativeRun<'_> {
         let mut cmd = Command::new("perf");
         cmd.args(["record", "-q", "-e", "page-faults", "-c", "1", "-d", "-o"])
             .arg(self.faults)
-            .arg("--");
+            .arg("--")
+            .arg(self.wharf);
         self.serve(&mut cmd);
         let mut child = cmd
             .stdin(Stdio::piped())
