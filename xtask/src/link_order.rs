@@ -101,12 +101,7 @@ pub fn link_order() -> Result<()> {
     .stdin(Stdio::piped())
     .spawn()
     .context("starting valgrind")?;
-    {
-        let mut stdin = child.stdin.take().expect("piped");
-        for request in REQUESTS {
-            writeln!(stdin, "{request}")?;
-        }
-    }
+    send_requests(child.stdin.take().expect("piped"))?;
     let status = child.wait()?;
     if !status.success() {
         bail!("the measured run failed: {status}");
@@ -158,6 +153,15 @@ pub fn link_order() -> Result<()> {
     }
     eprintln!("xtask: {} functions written to {ORDER_FILE}", names.len());
     Ok(())
+}
+
+/// Writes [`REQUESTS`] to a server's stdin, one per line, and hands it back
+/// (dropped, it closes the server's input).
+fn send_requests<W: Write>(mut stdin: W) -> Result<W> {
+    for request in REQUESTS {
+        writeln!(stdin, "{request}")?;
+    }
+    Ok(stdin)
 }
 
 /// Rounds of the page-fault check at most; each builds the binary again.
@@ -221,10 +225,7 @@ impl NativeRun<'_> {
             .stdout(Stdio::piped())
             .spawn()
             .context("starting perf record")?;
-        let mut stdin = child.stdin.take().expect("piped");
-        for request in REQUESTS {
-            writeln!(stdin, "{request}")?;
-        }
+        let stdin = send_requests(child.stdin.take().expect("piped"))?;
         let mut answers = BufReader::new(child.stdout.take().expect("piped")).lines();
         for _ in REQUESTS {
             answers

@@ -52,6 +52,7 @@ function decode(text, keepReserved) {
   // Every byte of the result as a triplet, so that decodeURIComponent makes
   // the string and refuses what is not UTF-8.
   let bytes = "";
+  const utf8 = new TextEncoder();
   const hex = (byte) => "%" + byte.toString(16).padStart(2, "0");
   for (const piece of text.split(/(%[0-9A-Fa-f]{2})/)) {
     if (/^%[0-9A-Fa-f]{2}$/.test(piece)) {
@@ -59,7 +60,7 @@ function decode(text, keepReserved) {
       const kept = keepReserved && RESERVED.includes(String.fromCharCode(byte));
       bytes += kept ? [...piece].map((c) => hex(c.charCodeAt(0))).join("") : hex(byte);
     } else {
-      for (const byte of new TextEncoder().encode(piece)) bytes += hex(byte);
+      for (const byte of utf8.encode(piece)) bytes += hex(byte);
     }
   }
   try {
