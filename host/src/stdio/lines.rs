@@ -128,29 +128,94 @@ impl LineWriter {
     }
 }
 
-/// Writes queued lines in order, flushing after each burst.
+/// Writes queued lines in order: the lines queued when the task runs go out
+/// together, in one write. Each write wakes the client, and with several
+/// calls in flight the write was a sixth of the stdio thread's time (perf:
+/// one `write` per answer); the answers of calls that ended together now
+/// leave together, and none waits for another that has not ended.
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut writer: W,
     mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
 ) {
+    let mut burst = Vec::new();
     while let Some(line) = lines.recv().await {
-        if writer.write_all(&line).await.is_err() {
-            return;
-        }
-        while let Ok(line) = lines.try_recv() {
-            if writer.write_all(&line).await.is_err() {
-                return;
+        let out = match lines.try_recv() {
+            Err(_) => &line,
+            Ok(next) => {
+                burst.clear();
+                burst.extend_from_slice(&line);
+                burst.extend_from_slice(&next);
+                while let Ok(more) = lines.try_recv() {
+                    burst.extend_from_slice(&more);
+                }
+                &burst
             }
-        }
-        if writer.flush().await.is_err() {
+        };
+        if writer.write_all(out).await.is_err() || writer.flush().await.is_err() {
             return;
+        }
+        // A burst of large answers should not keep its buffer for good.
+        if burst.capacity() > BURST_KEPT {
+            burst = Vec::new();
         }
     }
 }
 
+/// The most a burst's buffer keeps between bursts.
+const BURST_KEPT: usize = 64 << 10;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Records each write it is given.
+    #[derive(Clone, Default)]
+    struct Recording(std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>);
+
+    impl AsyncWrite for Recording {
+        fn poll_write(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            self.0.lock().unwrap().push(buf.to_vec());
+            std::task::Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn answers_queued_together_leave_in_one_write_in_order() {
+        let written = Recording::default();
+        let writer = LineWriter::spawn(written.clone());
+        for id in 1..=3 {
+            writer.queue(&serde_json::json!({ "id": id })).unwrap();
+        }
+        tokio::task::yield_now().await;
+        writer.queue(&serde_json::json!({ "id": 4 })).unwrap();
+        tokio::task::yield_now().await;
+        assert_eq!(
+            *written.0.lock().unwrap(),
+            [
+                b"{\"id\":1}\n{\"id\":2}\n{\"id\":3}\n".to_vec(),
+                b"{\"id\":4}\n".to_vec(),
+            ],
+            "a lone answer is written at once, on its own"
+        );
+    }
 
     #[tokio::test]
     async fn long_lines_are_discarded_whole() {
