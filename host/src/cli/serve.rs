@@ -188,7 +188,7 @@ impl ServeArgs {
                     budget_us = poll.budget().as_micros() as u64,
                     "stdio busy-poll on"
                 );
-                let poll = Arc::new(poll);
+                let poll = Arc::new(poll.deferring_to(wharf::runtime::upkeep_is_working));
                 let after = poll.clone();
                 stdio
                     .on_thread_park(move || poll.before_park())

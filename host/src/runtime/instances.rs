@@ -1,5 +1,5 @@
-//! Where a call's instance comes from: made on the spot, or the spare the
-//! plugin made ready after its last call.
+//! Where a call's instance comes from: made on the spot, or a spare the
+//! plugin made ready before the call came.
 //!
 //! Every call runs in an instance no other call has used (see ARCHITECTURE.md), and
 //! making one (a store, its WASI context, instantiation) used to sit on every
@@ -10,12 +10,19 @@
 //! That call gets what it would have had after making the instance itself:
 //! the fuel its start-up left, and a clock that counts the start-up's time.
 //!
-//! Spares cost memory (a JavaScript or Python instance is tens of MiB), so a
-//! plugin has at most one, the whole runtime at most `MAX_SPARES` (the
-//! instance pool has that many slots more), and one nobody takes within the
-//! idle time is dropped: an idle server holds none. A component whose start-up
+//! A plugin wants one spare. A call that finds none while more are being
+//! made (a client with several calls in flight) doubles the number it wants,
+//! up to [`MAX_SPARES_PER_PLUGIN`], so a busy plugin's spares are made ahead
+//! of its calls, several at a time (see `upkeep`): the plugin asks for more
+//! only once it is a quarter short. Spares cost memory (a JavaScript or Python
+//! instance is tens of MiB), so a plugin holds no more than its linear memory
+//! allows within [`SPARE_BYTES_PER_PLUGIN`] (always one), the whole runtime
+//! at most `MAX_SPARES` (the instance pool has that many slots more), and
+//! spares nobody takes within the idle time are dropped, and the plugin
+//! wants one again: an idle server holds none. A component whose start-up
 //! fails gets no spare; its calls make their instances and report the failure.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -47,21 +54,37 @@ pub(crate) struct Instances {
     idle: Duration,
 }
 
-/// A plugin's spare, and whether a task watches it for idleness.
+/// Most spares one plugin keeps.
+const MAX_SPARES_PER_PLUGIN: usize = 16;
+
+/// Linear memory one plugin's spares may hold between them, unless one alone
+/// is larger.
+const SPARE_BYTES_PER_PLUGIN: usize = 16 << 20;
+
+/// A plugin's spares, and how many it wants.
 struct SpareSlot {
-    state: SpareState,
+    /// Ready spares, the oldest first.
+    ready: VecDeque<ReadySpare>,
+    /// Refills that have claimed a place and are making an instance.
+    making: usize,
+    /// How many spares the plugin keeps ready, from 1 to `most`.
+    wanted: usize,
+    /// How many its instances' memory allows (see [`SPARE_BYTES_PER_PLUGIN`]).
+    most: usize,
+    /// Whether a task watches the spares for idleness.
     watched: bool,
 }
 
-/// A plugin's spare, or what is happening to it.
-enum SpareState {
-    Empty,
-    /// A refill has claimed the place and is making the instance.
-    Preparing,
-    Ready {
-        spare: Spare,
-        since: Instant,
-    },
+struct ReadySpare {
+    spare: Spare,
+    since: Instant,
+}
+
+impl SpareSlot {
+    /// Spares ready and under way.
+    fn planned(&self) -> usize {
+        self.ready.len() + self.making
+    }
 }
 
 /// An instance made ready for the next call, and its place in the budget.
@@ -100,7 +123,10 @@ impl Instances {
             placement: settings.placement,
             epoch: settings.epoch,
             spare: Mutex::new(SpareSlot {
-                state: SpareState::Empty,
+                ready: VecDeque::new(),
+                making: 0,
+                wanted: 1,
+                most: MAX_SPARES_PER_PLUGIN,
                 watched: false,
             }),
             budget: settings.budget,
@@ -142,17 +168,20 @@ impl Instances {
         guarded(&cancel, self.sandbox.limits.timeout, instantiating).await
     }
 
-    /// The spare, handed to the call `ctx`; `ctx` back if there is none.
+    /// A spare, handed to the call `ctx`; `ctx` back if there is none.
     pub(crate) fn take_spare(
         &self,
         ctx: CallContext,
     ) -> Result<(Store<HostState>, Instance), CallContext> {
         let taken = {
             let mut slot = self.spare.lock().expect("spare lock");
-            match std::mem::replace(&mut slot.state, SpareState::Empty) {
-                SpareState::Ready { spare, .. } => spare,
-                other => {
-                    slot.state = other;
+            match slot.ready.pop_front() {
+                Some(ready) => ready.spare,
+                None => {
+                    // Calls come faster than spares are made: want more.
+                    if slot.making > 0 {
+                        slot.wanted = (slot.wanted * 2).min(slot.most);
+                    }
                     return Err(ctx);
                 }
             }
@@ -169,45 +198,71 @@ impl Instances {
         Ok((store, instance))
     }
 
-    /// Work that makes this plugin's next instance, for after a call: `None`
-    /// if it has one, one is being made, or the runtime holds all the spares
-    /// it may.
-    pub(crate) fn refill(self: &Arc<Self>) -> Option<Refill> {
+    /// Work that makes this plugin's next instances, for after a call: none
+    /// unless it is short of a quarter of the spares it wants (or of its only
+    /// one), and no more than the runtime has places for.
+    pub(crate) fn refill(self: &Arc<Self>) -> Vec<Refill> {
         let mut slot = self.spare.lock().expect("spare lock");
-        if !matches!(slot.state, SpareState::Empty) {
-            return None;
+        let short = slot.wanted.saturating_sub(slot.planned());
+        if short == 0 || short < slot.wanted.div_ceil(4) {
+            return Vec::new();
         }
-        let place = self.budget.as_ref()?.try_take()?;
-        slot.state = SpareState::Preparing;
-        Some(Refill {
-            instances: Arc::downgrade(self),
-            place: Some(place),
-        })
+        let Some(budget) = &self.budget else {
+            return Vec::new();
+        };
+        let refills: Vec<Refill> = std::iter::from_fn(|| budget.try_take())
+            .take(short)
+            .map(|place| Refill {
+                instances: Arc::downgrade(self),
+                place: Some(place),
+            })
+            .collect();
+        slot.making += refills.len();
+        refills
+    }
+
+    /// Whether the plugin's calls come faster than one spare serves them (it
+    /// wants more than one): its upkeep then goes to the upkeep thread.
+    pub(crate) fn is_busy(&self) -> bool {
+        self.spare.lock().expect("spare lock").wanted > 1
     }
 
     /// Whether a spare is ready now.
     #[cfg(test)]
     pub(crate) fn has_spare(&self) -> bool {
-        matches!(
-            self.spare.lock().expect("spare lock").state,
-            SpareState::Ready { .. }
-        )
+        self.spares() > 0
+    }
+
+    /// How many spares are ready now.
+    #[cfg(test)]
+    pub(crate) fn spares(&self) -> usize {
+        self.spare.lock().expect("spare lock").ready.len()
     }
 
     /// Puts a made instance in place, and starts the idle check if none runs.
-    fn put(self: &Arc<Self>, spare: Spare) {
+    fn put(self: &Arc<Self>, spare: Spare, memory_bytes: usize) {
         let since = Instant::now();
         let mut slot = self.spare.lock().expect("spare lock");
-        slot.state = SpareState::Ready { spare, since };
+        slot.making = slot.making.saturating_sub(1);
+        slot.most = (SPARE_BYTES_PER_PLUGIN / memory_bytes.max(1)).clamp(1, MAX_SPARES_PER_PLUGIN);
+        slot.wanted = slot.wanted.min(slot.most);
+        slot.ready.push_back(ReadySpare { spare, since });
         if !std::mem::replace(&mut slot.watched, true) {
             tokio::spawn(expire_when_idle(Arc::downgrade(self), since + self.idle));
         }
     }
+
+    /// A refill that made nothing gives up its claim.
+    fn unclaim(&self) {
+        let mut slot = self.spare.lock().expect("spare lock");
+        slot.making = slot.making.saturating_sub(1);
+    }
 }
 
-/// Drops `instances`' spare once it has waited its idle time. A spare taken
-/// and made again in the meantime moves the check on; the check ends when the
-/// plugin has no spare, or is gone.
+/// Drops `instances`' spares once they have waited their idle time, oldest
+/// first (calls take the oldest too, so a busy plugin's spares never wait
+/// that long); a plugin left with none wants one again. The check ends when
+/// the plugin has no spare, or is gone.
 async fn expire_when_idle(instances: Weak<Instances>, mut due: Instant) {
     loop {
         tokio::time::sleep_until(due.into()).await;
@@ -215,29 +270,38 @@ async fn expire_when_idle(instances: Weak<Instances>, mut due: Instant) {
             return;
         };
         let mut slot = instances.spare.lock().expect("spare lock");
-        let since = match &slot.state {
-            SpareState::Ready { since, .. } => *since,
-            SpareState::Empty | SpareState::Preparing => {
-                slot.watched = false;
-                return;
+        let mut expired = Vec::new();
+        while let Some(oldest) = slot.ready.front() {
+            if oldest.since.elapsed() < instances.idle {
+                break;
             }
-        };
-        if since.elapsed() < instances.idle {
-            due = since + instances.idle;
-            continue;
+            expired.extend(slot.ready.pop_front());
         }
-        let expired = std::mem::replace(&mut slot.state, SpareState::Empty);
-        slot.watched = false;
+        let next = slot
+            .ready
+            .front()
+            .map(|oldest| oldest.since + instances.idle);
+        if !expired.is_empty() && slot.ready.is_empty() {
+            slot.wanted = 1;
+        }
+        if next.is_none() {
+            slot.watched = false;
+        }
         drop(slot);
+        if !expired.is_empty() {
+            tracing::debug!(plugin = %instances.name, count = expired.len(), "unused spare instances were dropped");
+        }
         drop(expired);
-        tracing::debug!(plugin = %instances.name, "an unused spare instance was dropped");
-        return;
+        match next {
+            Some(next) => due = next,
+            None => return,
+        }
     }
 }
 
-/// Makes a plugin's next instance (see [`Instances::refill`]) in the place it
-/// took for it; gives the place back if it ends without a spare (the start-up
-/// failed, or it was dropped before it ran).
+/// Makes one of a plugin's next instances (see [`Instances::refill`]) in the
+/// place it took for it; gives the place back if it ends without a spare (the
+/// start-up failed, or it was dropped before it ran).
 pub(crate) struct Refill {
     instances: Weak<Instances>,
     place: Option<Slot>,
@@ -275,12 +339,16 @@ impl Refill {
                     .place
                     .take()
                     .expect("a refill holds its place until done");
-                instances.put(Spare {
-                    store,
-                    instance,
-                    started_in: started.elapsed(),
-                    _place: place,
-                });
+                let memory_bytes = store.data().limits.memory_bytes();
+                instances.put(
+                    Spare {
+                        store,
+                        instance,
+                        started_in: started.elapsed(),
+                        _place: place,
+                    },
+                    memory_bytes,
+                );
             }
             _ => {
                 tracing::debug!(plugin = %instances.name, "no spare instance: its start-up failed")
@@ -295,10 +363,7 @@ impl Drop for Refill {
             return;
         }
         if let Some(instances) = self.instances.upgrade() {
-            let mut slot = instances.spare.lock().expect("spare lock");
-            if matches!(slot.state, SpareState::Preparing) {
-                slot.state = SpareState::Empty;
-            }
+            instances.unclaim();
         }
     }
 }

@@ -13,8 +13,8 @@
 //! | concurrent calls of the server ([`RuntimeOptions::max_concurrent_calls`]) | 32 | `--max-concurrent-calls` | `Plugin::take_slots`; also sizes the instance pool |
 //! | what a manifest may ask for ([`Ceilings`]) | 4 GiB, 600 s | `--max-memory-mib`, `--max-timeout-ms` | `manifest::Manifest` checks, at load |
 //! | native stack of a guest ([`MAX_WASM_STACK`]) | 512 KiB | fixed | the engine config (`engine::base_config`) |
-//! | spare instances ([`MAX_SPARES`], [`SPARE_IDLE`]) | 4, 30 s | fixed (none for `wharf call`) | `instances::Instances::refill` and its idle check |
-//! | stores waiting to be dropped ([`RETIRE_HEADROOM`]) | 8 | fixed | `retire::Retirer` |
+//! | spare instances ([`MAX_SPARES`], [`SPARE_IDLE`]; per plugin `instances::MAX_SPARES_PER_PLUGIN` and `SPARE_BYTES_PER_PLUGIN`) | 24 in all, 16 and 16 MiB per plugin, 30 s | fixed (none for `wharf call`) | `instances::Instances::refill` and its idle check |
+//! | stores waiting to be dropped ([`RETIRE_HEADROOM`]) | 24 | fixed | `retire::Retirer` |
 //!
 //! A limit that is hit ends that call with a [`CallFailure`](super::CallFailure)
 //! naming the limit, never the server.
@@ -31,14 +31,16 @@ pub(crate) const MAX_WASM_STACK: usize = 512 << 10;
 
 /// Spares the runtime holds at once, across plugins, unless its options say
 /// otherwise; the pool has a slot for each.
-pub(crate) const MAX_SPARES: usize = 4;
+pub(crate) const MAX_SPARES: usize = 24;
 
 /// How long a spare nobody takes is kept.
 pub(crate) const SPARE_IDLE: Duration = Duration::from_secs(30);
 
 /// Stores that may wait to be dropped at once (see `retire`), and the pool's
-/// extra slots for them.
-pub(crate) const RETIRE_HEADROOM: usize = 8;
+/// extra slots for them. A busy plugin's stores wait for the upkeep thread in
+/// batches (see `upkeep`); with 8, a third of them found no room and were
+/// dropped on the serving thread after all.
+pub(crate) const RETIRE_HEADROOM: usize = 24;
 
 /// Extra time past the deadline before a call stuck in a host call is abandoned.
 /// Guest code is stopped at the deadline by the epoch; this only covers time spent
@@ -161,6 +163,8 @@ pub(crate) struct MemoryCap {
     inner: StoreLimits,
     max_bytes: usize,
     hit: bool,
+    /// Linear memory of the store's instances now, all memories together.
+    bytes: usize,
 }
 
 impl MemoryCap {
@@ -172,7 +176,13 @@ impl MemoryCap {
                 .build(),
             max_bytes,
             hit: false,
+            bytes: 0,
         }
+    }
+
+    /// The store's linear memory now, in bytes.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.bytes
     }
 
     /// True if the guest tried to grow its memory past the limit.
@@ -191,7 +201,11 @@ impl ResourceLimiter for MemoryCap {
         if desired > self.max_bytes {
             self.hit = true;
         }
-        self.inner.memory_growing(current, desired, maximum)
+        let allowed = self.inner.memory_growing(current, desired, maximum)?;
+        if allowed {
+            self.bytes = self.bytes.saturating_add(desired.saturating_sub(current));
+        }
+        Ok(allowed)
     }
 
     fn table_growing(

@@ -105,7 +105,7 @@ impl Runtime {
             functions,
             slots: CallSlots::new(options.max_concurrent_calls),
             spares: (options.spares > 0).then(|| CallSlots::new(options.spares)),
-            retirer: Retirer::default(),
+            retirer: Retirer::new(&options.placement),
             options,
             pooled,
             epoch,

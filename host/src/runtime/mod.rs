@@ -12,9 +12,11 @@
 //! 2. [`Plugin`] (`plugin.rs`): what a plugin offers, and the one path every
 //!    request takes into the guest (`plugin/invoke.rs`), with `tools.rs`,
 //!    `prompts.rs` and `resources.rs` saying what differs.
-//! 3. Instances (`instances.rs`): a fresh one per call, or the spare made
-//!    after the last call; each in a store built by `store.rs`, which installs
+//! 3. Instances (`instances.rs`): a fresh one per call, or a spare made
+//!    ahead of it; each in a store built by `store.rs`, which installs
 //!    the limits (`limits.rs` lists every limit and where it is enforced).
+//!    Finished stores are dropped after the answer (`retire.rs`); spares are
+//!    made and stores dropped on a thread of their own (`upkeep.rs`).
 //! 4. The guest's world (`state.rs`): WASI, `wasi:http` (`http.rs`, the
 //!    allow-list), the `host` interface, captured output, questions to the
 //!    client (`input.rs`), and the `lists` interface (`list_changes.rs`: a
@@ -56,6 +58,7 @@ mod state;
 mod store;
 mod tiers;
 mod types;
+mod upkeep;
 
 #[cfg(test)]
 mod test_support;
@@ -78,6 +81,7 @@ pub use resource::{
 };
 pub use state::{CallContext, CallEvent, CallTrace, CallerIdentity};
 pub use types::{CallOutput, ContentItem, ResourceBody, SpecError, ToolHints, ToolSpec};
+pub use upkeep::is_working as upkeep_is_working;
 
 /// The log levels a plugin can use, as defined by the WIT contract.
 pub use bindings::wharf::plugin::types::LogLevel;

@@ -13,59 +13,85 @@
 //! many stores wait at a time: past it, a store is dropped in place, as before.
 //! So a call never finds the pool full because of stores waiting to be dropped.
 
+use std::sync::Arc;
+
 use wasmtime::Store;
 
 use super::admission::CallSlots;
+use super::instances::Refill;
 use super::limits::RETIRE_HEADROOM;
+use super::placement::Placement;
 use super::state::HostState;
+use super::upkeep::{Retired, Upkeep};
 
 /// Hands finished stores to be dropped once their thread has answered.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct Retirer {
     /// A place for each store that waits.
     waiting: CallSlots,
+    /// Where stores go to be dropped, and spares to be made, where the
+    /// placement has workers (see `upkeep`); else a task of the caller's runtime.
+    upkeep: Option<Arc<Upkeep>>,
 }
 
 impl Default for Retirer {
     fn default() -> Self {
-        Self {
-            waiting: CallSlots::new(RETIRE_HEADROOM),
-        }
+        Self::new(&Placement::Caller)
     }
 }
 
 impl Retirer {
+    pub(crate) fn new(placement: &Placement) -> Self {
+        let upkeep = match placement {
+            Placement::Caller => None,
+            Placement::MoveLongCalls(workers) => Some(Arc::new(Upkeep::new(workers.clone()))),
+        };
+        Self {
+            waiting: CallSlots::new(RETIRE_HEADROOM),
+            upkeep,
+        }
+    }
+
     /// Ends the call in `store` at once (its event channel and input broker go,
     /// so whoever waits on them sees the call end now) and drops the rest soon,
-    /// on a task of the current runtime, then runs the future `then` makes
-    /// (the plugin's next instance is made there, see `Instances::refill`).
-    /// Without a runtime, or when [`RETIRE_HEADROOM`] stores already wait, the store
-    /// is dropped in place and `then` is dropped unrun.
-    ///
-    /// `then` makes its future on the task rather than being one: a future
-    /// held by the task and then awaited takes its room twice, and the task is
-    /// made (and moved) once per call.
-    pub(crate) fn retire<M, F>(&self, mut store: Store<HostState>, then: Option<M>)
-    where
-        M: FnOnce() -> F + Send + 'static,
-        F: Future<Output = ()> + Send + 'static,
-    {
+    /// then makes `refills` (the plugin's next instances, see
+    /// `Instances::refill`): on the upkeep thread if the plugin is `busy` and
+    /// there is one, else on a task of the current runtime. Without a
+    /// runtime, or when [`RETIRE_HEADROOM`] stores already wait, the store is
+    /// dropped in place and `refills` unmade.
+    pub(crate) fn retire(&self, mut store: Store<HostState>, refills: Vec<Refill>, busy: bool) {
         store.data_mut().end_call();
+        // The place is given back even if the store is never dropped where
+        // it was sent (the runtime shut down first, and the store went with it).
+        let Some(place) = self.waiting.try_take() else {
+            return;
+        };
+        let mut retired = Retired {
+            store,
+            place,
+            refills,
+        };
+        if let Some(upkeep) = self.upkeep.as_ref().filter(|_| busy) {
+            match upkeep.hand_over(retired) {
+                Ok(()) => return,
+                Err(back) => retired = back,
+            }
+        }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        // The place is given back even if the task never runs (the runtime
-        // shut down first, and the store went with the task).
-        let Some(waiting) = self.waiting.try_take() else {
-            return;
-        };
         runtime.spawn(async move {
+            let Retired {
+                store,
+                place,
+                refills,
+            } = retired;
             // Behind everything the thread has to do now, the answer included.
             tokio::task::yield_now().await;
             drop(store);
-            drop(waiting);
-            if let Some(then) = then {
-                then().await;
+            drop(place);
+            for refill in refills {
+                refill.run().await;
             }
         });
     }

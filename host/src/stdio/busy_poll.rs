@@ -25,6 +25,16 @@
 //! thus sleeps as it would with `--stdio-busy-poll-us 0`, trying a poll now
 //! and then.
 //!
+//! The poll also gives way to the process's own background work. A plugin
+//! whose calls come faster than they are answered hands the dropping of its
+//! stores and the making of its spare instances to an upkeep thread
+//! (`runtime::upkeep`); while that thread is in use, a spin on this thread
+//! takes a CPU it could use (beside a process spinning on the other core,
+//! the pipelined figure fell to four fifths of that with the poll off), and
+//! a client with calls in flight keeps this thread busy anyway. So no poll
+//! starts, and a poll under way stops, while [`BusyPoll::deferring_to`]'s
+//! check says such work is in use; that is not held against the poll.
+//!
 //! The default budget is long enough for scripted clients that do some work
 //! between calls: the official Python SDK's stdio client sends its next call
 //! about 250 µs after an answer, and with a 100 µs budget it found the thread
@@ -70,12 +80,16 @@ pub struct BusyPoll {
     /// The current pause after a poll that did not pay (nanoseconds; 0 when
     /// the last one paid).
     backoff: AtomicU64,
+    /// Whether other work of the process wants a CPU now (see the module docs).
+    others_working: fn() -> bool,
 }
 
 /// How a poll went.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Polled {
     found: bool,
+    /// It stopped early for other work of the process, and is not judged.
+    gave_way: bool,
     wall: Duration,
     /// The polling thread's CPU time meanwhile (`None` where unknown).
     cpu: Option<Duration>,
@@ -116,7 +130,15 @@ impl BusyPoll {
             warm: AtomicBool::new(false),
             paused_until: AtomicU64::new(0),
             backoff: AtomicU64::new(0),
+            others_working: || false,
         }
+    }
+
+    /// Polls only while `others_working` says no other work of the process
+    /// wants a CPU (see the module docs).
+    pub fn deferring_to(mut self, others_working: fn() -> bool) -> Self {
+        self.others_working = others_working;
+        self
     }
 
     /// The longest poll before a sleep.
@@ -129,8 +151,11 @@ impl BusyPoll {
     pub fn before_park(&self) {
         let now = self.now();
         self.idle_since.store(now, Ordering::Relaxed);
-        if self.is_warm() && now >= self.paused_until.load(Ordering::Relaxed) {
-            let polled = wait_readable(self.fd, self.budget);
+        if self.is_warm()
+            && now >= self.paused_until.load(Ordering::Relaxed)
+            && !(self.others_working)()
+        {
+            let polled = wait_readable(self.fd, self.budget, self.others_working);
             self.judge(polled);
         }
     }
@@ -139,6 +164,9 @@ impl BusyPoll {
     /// the pause before (from [`FIRST_BACKOFF`] to [`MAX_BACKOFF`]); a poll
     /// that paid ends the pauses.
     fn judge(&self, polled: Polled) {
+        if polled.gave_way {
+            return;
+        }
         if polled.paid() {
             self.backoff.store(0, Ordering::Relaxed);
             return;
@@ -184,11 +212,13 @@ impl BusyPoll {
 }
 
 /// Polls `fd` without blocking until it is readable or hung up (found), or
-/// until `budget` has passed or polling fails (not found).
+/// until `budget` has passed or polling fails (not found), or until
+/// `give_way` says other work wants the CPU.
 #[cfg(unix)]
-fn wait_readable(fd: c_int, budget: Duration) -> Polled {
+fn wait_readable(fd: c_int, budget: Duration, give_way: fn() -> bool) -> Polled {
     let start = Instant::now();
     let cpu_start = thread_cpu_time();
+    let mut gave_way = false;
     let found = loop {
         let mut entry = libc::pollfd {
             fd,
@@ -204,6 +234,10 @@ fn wait_readable(fd: c_int, budget: Duration) -> Polled {
         if start.elapsed() >= budget {
             break false;
         }
+        if give_way() {
+            gave_way = true;
+            break false;
+        }
         std::hint::spin_loop();
     };
     let cpu = cpu_start
@@ -211,6 +245,7 @@ fn wait_readable(fd: c_int, budget: Duration) -> Polled {
         .map(|(from, to)| to.saturating_sub(from));
     Polled {
         found,
+        gave_way,
         wall: start.elapsed(),
         cpu,
     }
@@ -230,9 +265,10 @@ fn thread_cpu_time() -> Option<Duration> {
 
 /// Never called: [`BusyPoll::for_stdin`] is `None` off Unix.
 #[cfg(not(unix))]
-fn wait_readable(_fd: c_int, _budget: Duration) -> Polled {
+fn wait_readable(_fd: c_int, _budget: Duration, _give_way: fn() -> bool) -> Polled {
     Polled {
         found: false,
+        gave_way: false,
         wall: Duration::ZERO,
         cpu: None,
     }
@@ -244,6 +280,14 @@ mod tests {
     use std::io::Write;
     use std::os::fd::AsRawFd;
 
+    fn never() -> bool {
+        false
+    }
+
+    fn always() -> bool {
+        true
+    }
+
     fn pipe() -> (std::io::PipeReader, std::io::PipeWriter) {
         std::io::pipe().expect("pipe")
     }
@@ -252,7 +296,7 @@ mod tests {
     fn input_already_there_ends_the_poll_at_once() {
         let (reader, mut writer) = pipe();
         writer.write_all(b"{}\n").unwrap();
-        let polled = wait_readable(reader.as_raw_fd(), Duration::from_secs(60));
+        let polled = wait_readable(reader.as_raw_fd(), Duration::from_secs(60), never);
         assert!(polled.found && polled.paid());
     }
 
@@ -265,7 +309,7 @@ mod tests {
             writer.write_all(b"{}\n").unwrap();
             writer
         });
-        assert!(wait_readable(reader.as_raw_fd(), Duration::from_secs(60)).found);
+        assert!(wait_readable(reader.as_raw_fd(), Duration::from_secs(60), never).found);
         assert!(started.elapsed() >= Duration::from_millis(20));
         drop(late.join());
     }
@@ -274,14 +318,14 @@ mod tests {
     fn a_closed_writer_ends_the_poll() {
         let (reader, writer) = pipe();
         drop(writer);
-        assert!(wait_readable(reader.as_raw_fd(), Duration::from_secs(60)).found);
+        assert!(wait_readable(reader.as_raw_fd(), Duration::from_secs(60), never).found);
     }
 
     #[test]
     fn no_input_polls_for_the_whole_budget() {
         let (reader, _writer) = pipe();
         let started = Instant::now();
-        let polled = wait_readable(reader.as_raw_fd(), Duration::from_millis(5));
+        let polled = wait_readable(reader.as_raw_fd(), Duration::from_millis(5), never);
         assert!(!polled.found && !polled.paid());
         assert!(started.elapsed() >= Duration::from_millis(5));
         assert!(polled.wall >= Duration::from_millis(5));
@@ -291,6 +335,7 @@ mod tests {
     fn polled(found: bool, wall_us: u64, cpu_us: u64) -> Polled {
         Polled {
             found,
+            gave_way: false,
             wall: Duration::from_micros(wall_us),
             cpu: Some(Duration::from_micros(cpu_us)),
         }
@@ -304,6 +349,7 @@ mod tests {
         assert!(polled(true, 10, 1).paid(), "too short to judge");
         let unknown = Polled {
             found: true,
+            gave_way: false,
             wall: Duration::from_millis(1),
             cpu: None,
         };
@@ -329,6 +375,21 @@ mod tests {
         );
         poll.judge(polled(true, 100, 100));
         assert_eq!(poll.backoff.load(Ordering::Relaxed), 0, "a poll that paid");
+    }
+
+    #[test]
+    fn a_poll_gives_way_to_other_work_and_is_not_held_against_it() {
+        let (reader, _writer) = pipe();
+        let polled = wait_readable(reader.as_raw_fd(), Duration::from_secs(60), always);
+        assert!(polled.gave_way && !polled.found);
+        let poll = BusyPoll::new(reader.as_raw_fd(), Duration::from_secs(60)).deferring_to(always);
+        poll.judge(polled);
+        assert!(!poll.is_paused(), "giving way is no failure");
+        poll.record_idle(Duration::ZERO);
+        let started = Instant::now();
+        // Warm, but other work runs: returns at once (a poll would spin a minute).
+        poll.before_park();
+        assert!(started.elapsed() < Duration::from_secs(10));
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Spare instances: taken by the next call, still fresh, bounded and dropped
 //! when idle.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use super::{Instances, MAX_SPARES_PER_PLUGIN, Refill};
 
 use crate::runtime::test_support::{count, load, two_calls};
 use crate::runtime::{CallContext, CallFailure, CallLimits, Plugin, Runtime, RuntimeOptions};
@@ -182,4 +185,103 @@ async fn a_runtime_allowed_no_spares_makes_none() {
         assert_eq!(count_then_settle(&plugin).await, Ok(2.into()));
         assert!(!plugin.code.load().instances.has_spare());
     }
+}
+
+/// A plain component with `pages` of linear memory whose `count` answers 2.
+fn with_memory(pages: u32) -> Vec<u8> {
+    wat::parse_str(format!(
+        r#"(component
+            (core module $m
+                (memory {pages})
+                (func (export "count") (result i32) (i32.const 2)))
+            (core instance $i (instantiate $m))
+            (func (export "count") (result u32) (canon lift (core func $i "count"))))"#
+    ))
+    .unwrap()
+}
+
+/// The spares a plugin asks for after a call that found none while `making`
+/// were still being made; they join `making`.
+fn missed(instances: &Arc<Instances>, making: &mut Vec<Refill>) -> usize {
+    assert!(
+        instances.take_spare(CallContext::default()).is_err(),
+        "none is ready"
+    );
+    let more = instances.refill();
+    let count = more.len();
+    making.extend(more);
+    count
+}
+
+/// A counter plugin in a runtime with room for its most spares, its
+/// instances, and the first refill it asks for.
+async fn counter_plugin(spare_idle: Duration) -> (Runtime, Plugin, Arc<Instances>, Vec<Refill>) {
+    let runtime = runtime(MAX_SPARES_PER_PLUGIN, spare_idle);
+    let plugin = load(&runtime, "busy", counter(0, 0), CallLimits::default()).await;
+    let instances = plugin.code.load().instances.clone();
+    let making = instances.refill();
+    (runtime, plugin, instances, making)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_plugin_whose_calls_outrun_its_spares_wants_more_and_asks_in_batches() {
+    let (_runtime, _plugin, instances, mut making) = counter_plugin(Duration::from_secs(30)).await;
+    assert_eq!(making.len(), 1, "one spare at first");
+    // Each call that comes while spares are being made doubles what the
+    // plugin wants, and it asks for the difference.
+    for more in [1, 2, 4, 8] {
+        assert_eq!(missed(&instances, &mut making), more);
+    }
+    assert_eq!(missed(&instances, &mut making), 0, "no more than the most");
+    for refill in making {
+        refill.run().await;
+    }
+    assert_eq!(instances.spares(), MAX_SPARES_PER_PLUGIN);
+    // Taken, they are made again only once a quarter of them are gone.
+    let quarter = MAX_SPARES_PER_PLUGIN / 4;
+    for _ in 1..quarter {
+        drop(instances.take_spare(CallContext::default()).unwrap());
+        assert!(instances.refill().is_empty());
+    }
+    drop(instances.take_spare(CallContext::default()).unwrap());
+    assert_eq!(instances.refill().len(), quarter);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_plugin_with_a_large_memory_keeps_fewer_spares() {
+    let runtime = runtime(MAX_SPARES_PER_PLUGIN, Duration::from_secs(30));
+    // 6 MiB: two such instances fit within the spares' memory.
+    let plugin = load(&runtime, "large", with_memory(96), CallLimits::default()).await;
+    let instances = plugin.code.load().instances.clone();
+    let mut making = instances.refill();
+    making.pop().unwrap().run().await;
+    assert_eq!(instances.spares(), 1);
+    drop(instances.take_spare(CallContext::default()).unwrap());
+    making.extend(instances.refill());
+    assert_eq!(missed(&instances, &mut making), 1, "wants two");
+    assert_eq!(missed(&instances, &mut making), 0, "and no more");
+    for refill in making {
+        refill.run().await;
+    }
+    assert_eq!(instances.spares(), 2);
+    assert_eq!(
+        count(&plugin, CallContext::default()).await,
+        Ok(2.into()),
+        "a spare serves"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn idle_spares_go_and_the_plugin_wants_one_again() {
+    let (_runtime, plugin, instances, mut making) = counter_plugin(Duration::from_millis(50)).await;
+    missed(&instances, &mut making);
+    missed(&instances, &mut making);
+    for refill in making {
+        refill.run().await;
+    }
+    assert_eq!(instances.spares(), 4);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert_eq!(instances.spares(), 0, "dropped when idle");
+    count_then_settle(&plugin).await.unwrap();
+    assert_eq!(instances.spares(), 1, "one again");
 }

@@ -255,9 +255,9 @@ impl Plugin {
                     Some(refusal) => Err(refusal),
                     None => Ok(value),
                 });
-        let refill = self.code.load().instances.refill();
-        self.retirer
-            .retire(store, refill.map(|refill| move || refill.run()));
+        let instances = &self.code.load().instances;
+        let refills = instances.refill();
+        self.retirer.retire(store, refills, instances.is_busy());
         concluded
     }
 

@@ -228,10 +228,10 @@ fn without_a_runtime_a_store_is_dropped_in_place() {
         runtime.epoch.use_epoch(),
     )
     .unwrap();
-    let nothing_after: Option<fn() -> std::future::Ready<()>> = None;
     runtime.retirer.retire(
         Store::new(&runtime.unmetered.optimized.engine, state),
-        nothing_after,
+        Vec::new(),
+        true,
     );
     assert_eq!(runtime.retirer.waiting(), 0);
 }
