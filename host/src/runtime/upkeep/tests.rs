@@ -1,10 +1,12 @@
 //! The upkeep thread: stores dropped soon, alone or in batches, spares made,
 //! and nothing left behind when it goes.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{DROP_BATCH, LINGER, Retired, Upkeep};
 use crate::runtime::admission::CallSlots;
+use crate::runtime::instances::Instances;
 use crate::runtime::test_support::{count, load, two_calls};
 use crate::runtime::{CallContext, CallLimits, Placement, Plugin, Runtime, RuntimeOptions};
 
@@ -121,20 +123,29 @@ fn stores_still_waiting_are_dropped_when_the_upkeep_goes() {
     bench.end();
 }
 
-/// A runtime whose placement has `workers`, as a server's has.
-fn with_workers(workers: &tokio::runtime::Runtime) -> Runtime {
-    two_calls(RuntimeOptions {
+/// A serving runtime and workers, a runtime whose placement has them (as a
+/// server's has), the `seven` plugin loaded in it, and its instances.
+#[allow(clippy::type_complexity)]
+fn served() -> (
+    tokio::runtime::Runtime,
+    tokio::runtime::Runtime,
+    Runtime,
+    Plugin,
+    Arc<Instances>,
+) {
+    let (serving, workers) = runtimes();
+    let runtime = two_calls(RuntimeOptions {
         placement: Placement::MoveLongCalls(workers.handle().clone()),
         ..RuntimeOptions::default()
-    })
+    });
+    let plugin = serving.block_on(load(&runtime, "seven", seven(), CallLimits::default()));
+    let instances = plugin.code.load().instances.clone();
+    (serving, workers, runtime, plugin, instances)
 }
 
 #[test]
 fn a_busy_plugin_s_spares_are_made_off_the_serving_thread() {
-    let (serving, workers) = runtimes();
-    let runtime = with_workers(&workers);
-    let plugin = serving.block_on(load(&runtime, "seven", seven(), CallLimits::default()));
-    let instances = plugin.code.load().instances.clone();
+    let (serving, workers, runtime, plugin, instances) = served();
     // A call that finds no spare while one is being made: calls outrun spares.
     let held = instances.refill();
     assert!(instances.take_spare(CallContext::default()).is_err());
@@ -158,10 +169,7 @@ fn a_busy_plugin_s_spares_are_made_off_the_serving_thread() {
 
 #[test]
 fn a_plugin_whose_client_waits_for_each_answer_keeps_its_upkeep_on_the_serving_thread() {
-    let (serving, workers) = runtimes();
-    let runtime = with_workers(&workers);
-    let plugin = serving.block_on(load(&runtime, "seven", seven(), CallLimits::default()));
-    let instances = plugin.code.load().instances.clone();
+    let (serving, workers, runtime, plugin, instances) = served();
     assert_eq!(
         serving.block_on(count(&plugin, CallContext::default())),
         Ok(7.into())
