@@ -219,7 +219,10 @@ fn link_relocations_packed() {
 /// about 14 MiB of it resident, the kernel mapping 64 KiB around each first
 /// touch; together they fill under 3 MiB. Only for x86-64 Linux, whose Rust
 /// links with LLD (GNU ld has no `--symbol-ordering-file`); a name the list
-/// has and the binary lacks is skipped.
+/// has and the binary lacks is skipped. The names ThinLTO gives the local
+/// functions it shares between crates end in the module's name rather than a
+/// hash of its code (`.cargo/config.toml`), so an edit renames only what it
+/// touches.
 fn link_startup_order(order: &Path) {
     println!("cargo:rerun-if-changed={}", order.display());
     let optimized = target("PROFILE") == "release";

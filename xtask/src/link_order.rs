@@ -13,8 +13,10 @@
 //! wasmtime, so the run first fills a compile cache of its own (under
 //! valgrind, optimiser finished); it runs with on-demand instances, as
 //! valgrind cannot reserve the pool's address space. Symbols that change
-//! name later (an edited generic, a new ThinLTO suffix) are skipped by the
-//! linker, so an old list costs locality, never a build.
+//! name later (an edited or new function) are skipped by the linker, so an
+//! old list costs locality, never a build. ThinLTO's suffixes on the local
+//! functions it shares between crates name the module, not a hash of its
+//! code (`.cargo/config.toml`), so they survive edits.
 //!
 //! What valgrind cannot show is then found on the real CPU: the instance
 //! pool (valgrind cannot reserve its address space), the spares it allows,
@@ -52,8 +54,9 @@ const REQUESTS: &[&str] = &[
     r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo_echo","arguments":{"text":"last"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
 ];
 
-pub fn link_order() -> Result<()> {
-    if Command::new("valgrind").arg("--version").output().is_err() {
+/// `faults_only`: start from the list as it is, without the callgrind run.
+pub fn link_order(faults_only: bool) -> Result<()> {
+    if !faults_only && Command::new("valgrind").arg("--version").output().is_err() {
         bail!("needs valgrind (apt-get install valgrind)");
     }
     crate::build_plugins()?;
@@ -68,52 +71,11 @@ pub fn link_order() -> Result<()> {
         plugins.join("echo.wasm"),
     )
     .context("copying the echo example")?;
-    // valgrind's own options, then the server.
-    let serve = |valgrind_options: &[String]| {
-        let mut cmd = Command::new("valgrind");
-        cmd.args(valgrind_options)
-            .arg("-q")
-            .arg(&wharf)
-            .args(["serve", "--no-pool", "--plugins"])
-            .arg(&plugins)
-            .arg("--cache-dir")
-            .arg(work.join("cache"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        cmd
+    let mut names = if faults_only {
+        listed_functions()?
+    } else {
+        callgrind_functions(&wharf, &work, &plugins)?
     };
-
-    // The cache, compiled for the CPU valgrind shows and optimised.
-    let mut fill = serve(&["--tool=none".into()]);
-    fill.env("WHARF_FINISH_OPTIMIZING", "1")
-        .stdin(Stdio::null());
-    run(&mut fill)?;
-
-    let profile = work.join("callgrind.out");
-    let mut child = serve(&[
-        "--tool=callgrind".into(),
-        "--demangle=no".into(),
-        "--dump-instr=no".into(),
-        "--compress-strings=no".into(),
-        "--compress-pos=no".into(),
-        format!("--callgrind-out-file={}", profile.display()),
-    ])
-    .stdin(Stdio::piped())
-    .spawn()
-    .context("starting valgrind")?;
-    send_requests(child.stdin.take().expect("piped"))?;
-    let status = child.wait()?;
-    if !status.success() {
-        bail!("the measured run failed: {status}");
-    }
-
-    let names = executed_functions(&std::fs::read_to_string(&profile)?, &wharf);
-    if names.len() < 500 {
-        bail!("only {} functions recorded: not a real run", names.len());
-    }
-    let mut names = names;
-    write_order(&names)?;
-    eprintln!("xtask: {} functions from callgrind", names.len());
     if Command::new("perf").arg("--version").output().is_err() {
         eprintln!(
             "xtask: warning: no `perf` (apt-get install linux-perf): the list lacks the \
@@ -153,6 +115,70 @@ pub fn link_order() -> Result<()> {
     }
     eprintln!("xtask: {} functions written to {ORDER_FILE}", names.len());
     Ok(())
+}
+
+/// The functions a start-up runs under callgrind, written to the list.
+fn callgrind_functions(wharf: &Path, work: &Path, plugins: &Path) -> Result<Vec<String>> {
+    // valgrind's own options, then the server.
+    let serve = |valgrind_options: &[String]| {
+        let mut cmd = Command::new("valgrind");
+        cmd.args(valgrind_options)
+            .arg("-q")
+            .arg(wharf)
+            .args(["serve", "--no-pool", "--plugins"])
+            .arg(plugins)
+            .arg("--cache-dir")
+            .arg(work.join("cache"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        cmd
+    };
+
+    // The cache, compiled for the CPU valgrind shows and optimised.
+    let mut fill = serve(&["--tool=none".into()]);
+    fill.env("WHARF_FINISH_OPTIMIZING", "1")
+        .stdin(Stdio::null());
+    run(&mut fill)?;
+
+    let profile = work.join("callgrind.out");
+    let mut child = serve(&[
+        "--tool=callgrind".into(),
+        "--demangle=no".into(),
+        "--dump-instr=no".into(),
+        "--compress-strings=no".into(),
+        "--compress-pos=no".into(),
+        format!("--callgrind-out-file={}", profile.display()),
+    ])
+    .stdin(Stdio::piped())
+    .spawn()
+    .context("starting valgrind")?;
+    send_requests(child.stdin.take().expect("piped"))?;
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("the measured run failed: {status}");
+    }
+
+    let names = executed_functions(&std::fs::read_to_string(&profile)?, wharf);
+    if names.len() < 500 {
+        bail!("only {} functions recorded: not a real run", names.len());
+    }
+    write_order(&names)?;
+    eprintln!("xtask: {} functions from callgrind", names.len());
+    Ok(names)
+}
+
+/// The list as it stands, for `--faults-only`.
+fn listed_functions() -> Result<Vec<String>> {
+    let path = root().join(ORDER_FILE);
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "reading {}: make it first without --faults-only",
+            path.display()
+        )
+    })?;
+    let names: Vec<String> = text.lines().map(str::to_string).collect();
+    eprintln!("xtask: {} functions listed already", names.len());
+    Ok(names)
 }
 
 /// Writes [`REQUESTS`] to a server's stdin, one per line, and hands it back

@@ -89,7 +89,13 @@ enum Task {
     /// first calls run, which the release link lays out together (fewer
     /// pages of code resident and faulted in). Needs valgrind; rerun after
     /// large changes to the start-up path.
-    LinkOrder,
+    LinkOrder {
+        /// Keep the list and only add what the page-fault rounds find
+        /// missing (no valgrind): enough after an edit, as the listed names
+        /// survive it.
+        #[arg(long)]
+        faults_only: bool,
+    },
     /// Soak the real binary: mixed load over stdio and HTTP in both eras while
     /// the plugin folder churns and a plugin misbehaves; counts every request
     /// and list change, samples memory, descriptors and threads. Prints a
@@ -162,7 +168,7 @@ fn main() -> Result<()> {
             fuzz::fuzz(seconds, &targets, build)
         }
         Task::Bench { quick } => bench(quick),
-        Task::LinkOrder => link_order::link_order(),
+        Task::LinkOrder { faults_only } => link_order::link_order(faults_only),
         Task::Soak {
             minutes,
             seconds,

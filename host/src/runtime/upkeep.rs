@@ -79,7 +79,8 @@ pub(crate) struct Retired {
 pub(crate) struct Upkeep {
     shared: Arc<Shared>,
     runtime: Handle,
-    started: OnceLock<()>,
+    /// Whether the thread was started (set once, on first use).
+    started: OnceLock<bool>,
 }
 
 struct Shared {
@@ -150,26 +151,22 @@ impl Upkeep {
         Ok(())
     }
 
-    /// Starts the thread if it has not been; false if it cannot be.
+    /// Starts the thread if it has not been; false if it cannot be. Once:
+    /// two serving threads that come at the same moment start one thread,
+    /// and a thread that could not be started is not tried for each call.
     fn start(&self) -> bool {
-        if self.started.get().is_some() {
-            return true;
-        }
-        let shared = self.shared.clone();
-        let runtime = self.runtime.clone();
-        let spawned = std::thread::Builder::new()
-            .name("wharf-upkeep".into())
-            .spawn(move || work(&shared, &runtime));
-        match spawned {
-            Ok(_) => {
-                let _ = self.started.set(());
-                true
-            }
-            Err(error) => {
-                tracing::warn!("no upkeep thread, stores are dropped in place: {error}");
-                false
-            }
-        }
+        *self.started.get_or_init(|| {
+            let shared = self.shared.clone();
+            let runtime = self.runtime.clone();
+            let spawned = std::thread::Builder::new()
+                .name("wharf-upkeep".into())
+                .spawn(move || work(&shared, &runtime));
+            spawned
+                .inspect_err(|error| {
+                    tracing::warn!("no upkeep thread, stores are dropped in place: {error}");
+                })
+                .is_ok()
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Jobs> {
