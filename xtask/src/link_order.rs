@@ -77,6 +77,9 @@ pub fn link_order(faults_only: bool) -> Result<()> {
         callgrind_functions(&wharf, &work, &plugins)?
     };
     if Command::new("perf").arg("--version").output().is_err() {
+        if faults_only {
+            bail!("--faults-only needs perf (apt-get install linux-perf)");
+        }
         eprintln!(
             "xtask: warning: no `perf` (apt-get install linux-perf): the list lacks the \
              instance pool's code and the CPU-specific paths valgrind cannot see"
