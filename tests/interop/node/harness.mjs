@@ -53,7 +53,9 @@ export function defer(t, undo) {
 /** A temporary folder holding copies of the named plugins. */
 export function pluginFolder(t, names) {
   const root = mkdtempSync(join(tmpdir(), 'wharf-node-'));
-  defer(t, () => rmSync(root, { recursive: true, force: true }));
+  // Retried: a server's background optimiser may still be writing to the
+  // cache as the folder goes (ENOTEMPTY once failed a run's cleanup hook).
+  defer(t, () => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   const folder = join(root, 'plugins');
   mkdirSync(folder);
   for (const name of names) {
