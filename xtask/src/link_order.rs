@@ -59,6 +59,11 @@ pub fn link_order(faults_only: bool) -> Result<()> {
     if !faults_only && Command::new("valgrind").arg("--version").output().is_err() {
         bail!("needs valgrind (apt-get install valgrind)");
     }
+    // Checked before the builds, which take minutes.
+    let perf = Command::new("perf").arg("--version").output().is_ok();
+    if faults_only && !perf {
+        bail!("--faults-only needs perf (apt-get install linux-perf)");
+    }
     crate::build_plugins()?;
     run(cargo().args(["build", "--release", "-p", "wharf", "--bin", "wharf"]))?;
     let wharf = root().join("target/release/wharf");
@@ -76,10 +81,7 @@ pub fn link_order(faults_only: bool) -> Result<()> {
     } else {
         callgrind_functions(&wharf, &work, &plugins)?
     };
-    if Command::new("perf").arg("--version").output().is_err() {
-        if faults_only {
-            bail!("--faults-only needs perf (apt-get install linux-perf)");
-        }
+    if !perf {
         eprintln!(
             "xtask: warning: no `perf` (apt-get install linux-perf): the list lacks the \
              instance pool's code and the CPU-specific paths valgrind cannot see"
