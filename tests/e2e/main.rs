@@ -13,6 +13,7 @@ mod client_input;
 mod differential;
 mod examples;
 mod grants;
+mod handoff;
 mod harness;
 mod http;
 mod http_bounds;

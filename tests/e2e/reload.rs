@@ -346,47 +346,6 @@ fn a_new_component_answers_from_its_quick_compile_then_from_the_optimised_one() 
 }
 
 #[test]
-fn a_server_stopped_before_its_optimised_compiles_hands_them_to_a_process_that_caches_them() {
-    let cache = tempfile::tempdir().unwrap();
-    let dir = plugin_dir(&["calc", "echo", "units", "textstats"]);
-    let flags = ["--cache-dir", cache.path().to_str().unwrap()];
-    // Four Cranelift compiles, one at a time, cannot be done by the time a
-    // client that leaves at once is gone.
-    let mut first = Wharf::start_in(dir.path(), &flags);
-    first.close_and_wait();
-    assert!(
-        first
-            .stderr()
-            .contains("optimised compiles left: handed to a background process"),
-        "{}",
-        first.stderr()
-    );
-    // The handoff stays after the server, and leaves optimised code for the
-    // next start, which then compiles nothing and hands off nothing.
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    loop {
-        let mut next = Wharf::start_in(dir.path(), &flags);
-        next.close_and_wait();
-        let log = next.stderr();
-        if !log.contains("quick compile") {
-            assert_eq!(
-                log.matches("compiled component taken from the cache")
-                    .count(),
-                4,
-                "{log}"
-            );
-            assert!(!log.contains("handed to a background process"), "{log}");
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never optimised: {log}"
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
-}
-
-#[test]
 fn without_quick_compiles_a_component_is_optimised_before_it_loads() {
     let cache = tempfile::tempdir().unwrap();
     let dir = plugin_dir(&["calc"]);

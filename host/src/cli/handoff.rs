@@ -14,9 +14,18 @@
 //! standard streams, so the client that stopped the server is not kept
 //! waiting. One handoff works on a cache at a time (a lock file in it);
 //! another one finding it taken exits at once.
+//!
+//! A handoff works for its cache only: it claims the cache before loading
+//! anything, and stops as soon as the cache's folder is gone, leaving the
+//! compile it was making. Nothing it writes makes the folder again (the
+//! runtime makes only its engines' folders inside a cache), so removing the
+//! cache of a server that has stopped (a test's temporary folder) removes it
+//! for good, instead of the handoff bringing back a folder of compiles.
 
-use std::path::Path;
+use std::fs::File;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use wharf::runtime::Runtime;
 
@@ -64,15 +73,56 @@ pub fn hand_off(runtime: &Runtime, cache_root: Option<&Path>) {
     }
 }
 
-/// In a handoff: waits until every optimised compile is in the cache, unless
-/// another handoff holds the cache's lock.
-pub async fn finish(runtime: &Runtime, cache_root: &Path) -> anyhow::Result<()> {
-    let lock = std::fs::File::create(cache_root.join(LOCK_FILE))?;
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => return Ok(()),
-        Err(std::fs::TryLockError::Error(error)) => return Err(error.into()),
+/// A handoff's hold on its cache: the lock file, locked.
+#[derive(Debug)]
+pub struct Claim {
+    lock: PathBuf,
+    _file: File,
+}
+
+impl Claim {
+    /// Claims the cache at `cache_root` for this handoff; `None` if there is
+    /// nothing to do: no cache, its folder gone (the lock file is not made
+    /// where there is no folder), or another handoff working on it.
+    pub fn take(cache_root: Option<&Path>) -> anyhow::Result<Option<Self>> {
+        let Some(root) = cache_root else {
+            return Ok(None);
+        };
+        let lock = root.join(LOCK_FILE);
+        let file = match File::create(&lock) {
+            Ok(file) => file,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(error.into()),
+        };
+        match file.try_lock() {
+            Ok(()) => Ok(Some(Self { lock, _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(error)) => Err(error.into()),
+        }
     }
-    runtime.finish_optimizing().await;
-    Ok(())
+
+    /// Whether the cache is still there: its folder removed takes the lock
+    /// file with it.
+    fn cache_remains(&self) -> bool {
+        self.lock.exists()
+    }
+}
+
+/// How often a handoff looks whether its work is done or its cache gone.
+const POLL: Duration = Duration::from_millis(50);
+
+/// In a handoff: waits until every optimised compile is in the cache, or
+/// until the cache is removed.
+pub async fn finish(runtime: &Runtime, claim: &Claim) {
+    while runtime.optimizing() > 0 {
+        if !claim.cache_remains() {
+            tracing::info!(
+                target: super::LOG_TARGET,
+                lock = %claim.lock.display(),
+                "the compile cache was removed: optimised compiles left undone"
+            );
+            return;
+        }
+        tokio::time::sleep(POLL).await;
+    }
 }

@@ -217,7 +217,19 @@ async fn serve(
     };
     let call_timeout = defaults.timeout;
     wharf::registry::prepare_schema_checks();
+    // A handoff (see `handoff`) only compiles: no audit, no watch, no
+    // serving, and nothing at all once its cache is gone or taken.
+    let handoff = handoff::is_handoff();
     let cache_root = args.cache.root();
+    let claim = if handoff {
+        match handoff::Claim::take(cache_root.as_deref())? {
+            Some(claim) => Some(claim),
+            None => return Ok(()),
+        }
+    } else {
+        super::cache::make_root(cache_root.as_deref());
+        None
+    };
     // Read the key before anything slow, so a bad file fails at once.
     let seal = args
         .state_key_file
@@ -242,8 +254,6 @@ async fn serve(
         quick_compile: !args.no_quick_compile,
         ..RuntimeOptions::default()
     })?);
-    // A handoff (see `handoff`) only compiles: no audit, no watch, no serving.
-    let handoff = handoff::is_handoff();
     let audit = match args.audit.settings().filter(|_| !handoff) {
         Some(settings) => Some(Arc::new(AuditLog::open(&settings)?)),
         None => None,
@@ -284,10 +294,8 @@ async fn serve(
         us = collecting.elapsed().as_micros() as u64,
         "memory freed by loading handed back"
     );
-    if handoff {
-        if let Some(root) = cache_root.as_deref() {
-            handoff::finish(&runtime, root).await?;
-        }
+    if let Some(claim) = &claim {
+        handoff::finish(&runtime, claim).await;
         return Ok(());
     }
     let metrics = Arc::new(Metrics::new());

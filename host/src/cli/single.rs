@@ -7,6 +7,7 @@ use wharf::runtime::{CallLimits, Runtime, RuntimeOptions};
 
 /// A runtime for one component: no instance pool (one call needs none).
 pub fn single_runtime(limits: CallLimits, cache_root: Option<PathBuf>) -> anyhow::Result<Runtime> {
+    super::cache::make_root(cache_root.as_deref());
     Ok(Runtime::with_options(RuntimeOptions {
         defaults: limits,
         max_concurrent_calls: 1,

@@ -126,7 +126,11 @@ pub struct RuntimeOptions {
     /// Use wasmtime's pooling allocator (falls back to on-demand allocation with a
     /// warning when the pool cannot be reserved).
     pub pooling: bool,
-    /// Where compiled components are kept across runs; `None` compiles every time.
+    /// Where compiled components are kept across runs; `None` compiles every
+    /// time. The folder is the caller's to make: the runtime makes only its
+    /// engines' folders inside, so a cache removed while it runs is not
+    /// brought back (its writes then fail, logged once, and it compiles in
+    /// memory).
     pub cache_root: Option<PathBuf>,
     /// Where calls run their guest code.
     pub placement: Placement,
