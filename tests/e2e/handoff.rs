@@ -70,6 +70,7 @@ fn a_handoff_whose_cache_is_removed_stops_and_does_not_bring_it_back() {
             Instant::now() < deadline,
             "the cache could not be removed: {error}"
         );
+        std::thread::sleep(Duration::from_millis(10));
     }
     while is_running(pid) {
         assert!(

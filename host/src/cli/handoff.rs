@@ -16,14 +16,14 @@
 //! another one finding it taken exits at once.
 //!
 //! A handoff works for its cache only: it claims the cache before loading
-//! anything, and stops as soon as the cache's folder is gone, leaving the
-//! compile it was making. Nothing it writes makes the folder again (the
+//! anything, and ends as soon as the cache's folder is gone (within a poll of
+//! 20 ms), whatever it is loading or compiling. Nothing it writes makes the folder again (the
 //! runtime makes only its engines' folders inside a cache), so removing the
 //! cache of a server that has stopped (a test's temporary folder) removes it
 //! for good, instead of the handoff bringing back a folder of compiles.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -76,12 +76,12 @@ pub fn hand_off(runtime: &Runtime, cache_root: Option<&Path>) {
 /// A handoff's hold on its cache: the lock file, locked.
 #[derive(Debug)]
 pub struct Claim {
-    lock: PathBuf,
     _file: File,
 }
 
 impl Claim {
-    /// Claims the cache at `cache_root` for this handoff; `None` if there is
+    /// Claims the cache at `cache_root` for this handoff, and from then on
+    /// ends the process as soon as the cache is removed; `None` if there is
     /// nothing to do: no cache, its folder gone (the lock file is not made
     /// where there is no folder), or another handoff working on it.
     pub fn take(cache_root: Option<&Path>) -> anyhow::Result<Option<Self>> {
@@ -95,34 +95,37 @@ impl Claim {
             Err(error) => return Err(error.into()),
         };
         match file.try_lock() {
-            Ok(()) => Ok(Some(Self { lock, _file: file })),
-            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(error)) => Err(error.into()),
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(error)) => return Err(error.into()),
         }
-    }
-
-    /// Whether the cache is still there: its folder removed takes the lock
-    /// file with it.
-    fn cache_remains(&self) -> bool {
-        self.lock.exists()
+        std::thread::Builder::new()
+            .name("wharf-handoff-watch".into())
+            .spawn(move || end_when_removed(&lock))?;
+        Ok(Some(Self { _file: file }))
     }
 }
 
-/// How often a handoff looks whether its work is done or its cache gone.
-const POLL: Duration = Duration::from_millis(50);
+/// How often a handoff looks whether its cache is still there.
+const POLL: Duration = Duration::from_millis(20);
 
-/// In a handoff: waits until every optimised compile is in the cache, or
-/// until the cache is removed.
-pub async fn finish(runtime: &Runtime, claim: &Claim) {
-    while runtime.optimizing() > 0 {
-        if !claim.cache_remains() {
-            tracing::info!(
-                target: super::LOG_TARGET,
-                lock = %claim.lock.display(),
-                "the compile cache was removed: optimised compiles left undone"
-            );
-            return;
-        }
-        tokio::time::sleep(POLL).await;
+/// Ends the process once `lock` is gone (its cache's folder being removed):
+/// at once, whatever it is loading or compiling, so that no write of its
+/// makes a folder being removed non-empty for longer than a poll.
+fn end_when_removed(lock: &Path) {
+    while lock.exists() {
+        std::thread::sleep(POLL);
     }
+    tracing::info!(
+        target: super::LOG_TARGET,
+        lock = %lock.display(),
+        "the compile cache was removed: optimised compiles left undone"
+    );
+    std::process::exit(0);
+}
+
+/// In a handoff: waits until every optimised compile is in the cache (or the
+/// cache is removed, which ends the process; see [`Claim::take`]).
+pub async fn finish(runtime: &Runtime, _claim: &Claim) {
+    runtime.finish_optimizing().await;
 }
