@@ -13,6 +13,8 @@
 //! `tool_error` for a result with `isError`), and `mcp.resource.uri` for the
 //! requests about one resource (read, subscribe, unsubscribe).
 
+use futures::FutureExt;
+use futures::future::Either;
 use opentelemetry::propagation::{Extractor, TextMapPropagator};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use rmcp::service::RequestContext;
@@ -27,19 +29,28 @@ const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Runs `handle` (the handler of one request) in `span`, and marks the span
 /// failed with the JSON-RPC error code if it answers with an error.
-pub async fn traced<T>(
+///
+/// Not an `async fn`: one that awaits the future it is given holds it twice
+/// (the argument and the copy being awaited), and `tools/call`'s future is
+/// most of each request's task, which tokio moves three times per request
+/// (into the task, then out as its output is stored and taken).
+pub fn traced<T>(
     span: tracing::Span,
     handle: impl Future<Output = Result<T, McpError>>,
-) -> Result<T, McpError> {
-    if span.is_disabled() {
-        return handle.await;
-    }
-    let result = handle.instrument(span.clone()).await;
-    if let Err(error) = &result {
-        span.record("error.type", error.code.0.to_string());
-        span.record("otel.status_code", "error");
-    }
-    result
+) -> impl Future<Output = Result<T, McpError>> {
+    let handle = if span.is_disabled() {
+        Either::Left(handle)
+    } else {
+        Either::Right(handle.instrument(span.clone()))
+    };
+    handle.inspect(move |result| {
+        if let Err(error) = result
+            && !span.is_disabled()
+        {
+            span.record("error.type", error.code.0.to_string());
+            span.record("otel.status_code", "error");
+        }
+    })
 }
 
 /// Marks the current request span failed as a tool execution error (a
