@@ -16,11 +16,12 @@
 //! another one finding it taken exits at once.
 //!
 //! A handoff works for its cache only: it claims the cache before loading
-//! anything, and ends as soon as the cache's folder is gone (within a poll of
-//! 20 ms), whatever it is loading or compiling. Nothing it writes makes the folder again (the
-//! runtime makes only its engines' folders inside a cache), so removing the
-//! cache of a server that has stopped (a test's temporary folder) removes it
-//! for good, instead of the handoff bringing back a folder of compiles.
+//! anything, and ends as soon as the cache's folder is gone (within a poll
+//! of 20 ms), whatever it is loading or compiling. Nothing it writes makes
+//! the folder again (the runtime makes only its engines' folders inside a
+//! cache), so removing the cache of a server that has stopped (a test's
+//! temporary folder) removes it for good, instead of the handoff bringing
+//! back a folder of compiles.
 
 use std::fs::File;
 use std::path::Path;
