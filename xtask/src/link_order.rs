@@ -139,7 +139,9 @@ fn callgrind_functions(wharf: &Path, work: &Path, plugins: &Path) -> Result<Vec<
         cmd
     };
 
-    // The cache, compiled for the CPU valgrind shows and optimised.
+    // The cache, compiled for the CPU valgrind shows and optimised (a
+    // handoff fills an existing cache only).
+    std::fs::create_dir_all(work.join("cache")).context("making the cache folder")?;
     let mut fill = serve(&["--tool=none".into()]);
     fill.env("WHARF_FINISH_OPTIMIZING", "1")
         .stdin(Stdio::null());
@@ -232,6 +234,8 @@ impl NativeRun<'_> {
 
     /// Optimised code for this CPU, as a long-lived server leaves it.
     fn fill_cache(&self) -> Result<()> {
+        // A handoff fills an existing cache only.
+        std::fs::create_dir_all(self.cache).context("making the cache folder")?;
         let mut fill = Command::new(self.wharf);
         self.serve(&mut fill);
         fill.arg("--no-quick-compile")

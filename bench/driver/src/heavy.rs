@@ -90,6 +90,8 @@ pub fn measure(
     // stopped early hands it off (`wharf serve` in handoff mode waits for
     // its optimiser, then exits).
     let cache = folder.join("cache");
+    // A handoff fills an existing cache only.
+    std::fs::create_dir_all(&cache).context("making the cache folder")?;
     let status = server(&cache)
         .command_with_env("WHARF_FINISH_OPTIMIZING", "1")
         .status()

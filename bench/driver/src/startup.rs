@@ -94,6 +94,8 @@ pub fn wharf_startup(
     // optimiser the first server handed its work to.
     // `--no-quick-compile`: Cranelift at once, which is what the handoff
     // would make anyway, without a quick compile first.
+    // A handoff fills an existing cache only.
+    std::fs::create_dir_all(&warm_cache).context("making the warm cache folder")?;
     let mut fill = with(&warm_cache);
     fill.args.push("--no-quick-compile".into());
     let status = fill

@@ -92,7 +92,16 @@ impl Claim {
         let lock = root.join(LOCK_FILE);
         let file = match File::create(&lock) {
             Ok(file) => file,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                // Removed since the server stopped, or, run by hand, never
+                // made: a handoff fills an existing cache only.
+                tracing::info!(
+                    target: super::LOG_TARGET,
+                    dir = %root.display(),
+                    "no compile cache folder: nothing to finish"
+                );
+                return Ok(None);
+            }
             Err(error) => return Err(error.into()),
         };
         match file.try_lock() {
