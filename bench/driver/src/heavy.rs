@@ -86,17 +86,11 @@ pub fn measure(
         .with_context(|| format!("{} on quick code", heavy.label))?;
     drop(quick_server);
 
-    // Optimised code: compiled into the cache first, the way a server that
-    // stopped early hands it off (`wharf serve` in handoff mode waits for
-    // its optimiser, then exits).
+    // Optimised code: compiled into the cache first.
     let cache = folder.join("cache");
-    // A handoff fills an existing cache only.
-    std::fs::create_dir_all(&cache).context("making the cache folder")?;
-    let status = server(&cache)
-        .command_with_env("WHARF_FINISH_OPTIMIZING", "1")
-        .status()
-        .context("precompiling")?;
-    anyhow::ensure!(status.success(), "precompiling {} failed", heavy.label);
+    server(&cache)
+        .precompile(&cache)
+        .with_context(|| format!("precompiling {}", heavy.label))?;
     let mut optimized_server = StdioServer::start(&server(&cache), None)?;
     let [optimized] = load::stdio_run([&mut optimized_server], &workload, phases)
         .with_context(|| format!("{} on optimised code", heavy.label))?;

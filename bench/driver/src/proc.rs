@@ -23,6 +23,29 @@ pub struct ServerCmd {
 }
 
 impl ServerCmd {
+    /// Fills `cache` (the folder this Wharf command's `--cache-dir` names)
+    /// with optimised code, the way a server that lives long enough leaves
+    /// it: `WHARF_FINISH_OPTIMIZING` serves nothing, waits for the optimiser
+    /// and exits; `--no-quick-compile` makes Cranelift's code at once, which
+    /// is what that handoff would make anyway. Without it a measured server
+    /// would run Winch's quick code and share the cores with its optimiser.
+    pub fn precompile(&self, cache: &Path) -> Result<()> {
+        // A handoff fills an existing cache only.
+        std::fs::create_dir_all(cache).with_context(|| format!("making {}", cache.display()))?;
+        let mut fill = self.clone();
+        fill.args.push("--no-quick-compile".into());
+        let status = fill
+            .command_with_env("WHARF_FINISH_OPTIMIZING", "1")
+            .status()
+            .context("precompiling")?;
+        anyhow::ensure!(
+            status.success(),
+            "precompiling into {} failed: {status}",
+            cache.display()
+        );
+        Ok(())
+    }
+
     /// The command with one more environment variable, its output discarded.
     pub fn command_with_env(&self, key: &str, value: &str) -> Command {
         let mut cmd = self.command(&[]);

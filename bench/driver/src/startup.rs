@@ -87,22 +87,10 @@ pub fn wharf_startup(
         out.push(summarise(count, "empty", &empty, None));
     }
 
-    // Fill the warm cache once with optimised code, the way a server that
-    // lives long enough leaves it (`WHARF_FINISH_OPTIMIZING`: serve nothing,
-    // wait for the optimiser, exit), then measure. Otherwise the measured
-    // starts would load Winch's quick code and share the cores with the
-    // optimiser the first server handed its work to.
-    // `--no-quick-compile`: Cranelift at once, which is what the handoff
-    // would make anyway, without a quick compile first.
-    // A handoff fills an existing cache only.
-    std::fs::create_dir_all(&warm_cache).context("making the warm cache folder")?;
-    let mut fill = with(&warm_cache);
-    fill.args.push("--no-quick-compile".into());
-    let status = fill
-        .command_with_env("WHARF_FINISH_OPTIMIZING", "1")
-        .status()
+    // Fill the warm cache once with optimised code, then measure.
+    with(&warm_cache)
+        .precompile(&warm_cache)
         .context("filling the warm cache")?;
-    anyhow::ensure!(status.success(), "filling the warm cache failed: {status}");
     let mut warm = Vec::new();
     let mut idle = Vec::new();
     for _ in 0..runs_warm {
