@@ -30,27 +30,30 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// Runs `handle` (the handler of one request) in `span`, and marks the span
 /// failed with the JSON-RPC error code if it answers with an error.
 ///
-/// Not an `async fn`: one that awaits the future it is given holds it twice
-/// (the argument and the copy being awaited), and `tools/call`'s future is
-/// most of each request's task, which tokio moves three times per request
-/// (into the task, then out as its output is stored and taken).
-pub fn traced<T>(
+/// The handler is boxed: rmcp spawns one task per request whose future is
+/// sized by the largest handler (`tools/call`'s, about 5 KiB with a plugin
+/// call's wasmtime futures inside), and tokio moves a task's whole future
+/// three times per request (into the task, then out as its output is stored
+/// and taken). Boxed, each request allocates its handler once and the task
+/// moves a pointer. Not an `async fn` either: one that awaits the future it
+/// is given holds it twice (the argument and the copy being awaited).
+pub fn traced<'a, T: 'a>(
     span: tracing::Span,
-    handle: impl Future<Output = Result<T, McpError>>,
-) -> impl Future<Output = Result<T, McpError>> {
+    handle: impl Future<Output = Result<T, McpError>> + Send + 'a,
+) -> impl Future<Output = Result<T, McpError>> + Send + 'a {
     let handle = if span.is_disabled() {
         Either::Left(handle)
     } else {
         Either::Right(handle.instrument(span.clone()))
     };
-    handle.inspect(move |result| {
+    Box::pin(handle.inspect(move |result| {
         if let Err(error) = result
             && !span.is_disabled()
         {
             span.record("error.type", error.code.0.to_string());
             span.record("otel.status_code", "error");
         }
-    })
+    }))
 }
 
 /// Marks the current request span failed as a tool execution error (a
