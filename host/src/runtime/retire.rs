@@ -1,7 +1,8 @@
 //! Dropping a finished call's store after its answer has gone out.
 //!
 //! Dropping a store is real work: the pooled memory's dirty pages are found
-//! (`PAGEMAP_SCAN`) and zeroed, the instance's slots go back to the pool and the
+//! (`PAGEMAP_SCAN`, or the last scan's pages when the process has taken no
+//! page fault since) and zeroed, the instance's slots go back to the pool and the
 //! WASI context is freed. It used to sit between the guest's return and the
 //! response, on the caller's path. Now the store is handed to a task that first
 //! yields, so the thread writes the answer before it does the drop: the answer

@@ -41,6 +41,7 @@ pub(crate) mod code_memory;
 #[cfg(feature = "debug")]
 pub(crate) mod debug;
 pub(crate) mod exception;
+mod fault_count;
 pub(crate) mod externals;
 #[cfg(feature = "async")]
 pub(crate) mod fiber;
@@ -114,6 +115,8 @@ pub use values::*;
 
 #[cfg(feature = "pooling-allocator")]
 pub use vm::{PoolConcurrencyLimitError, PoolingAllocatorMetrics};
+// Patched for Wharf (see PATCHED.md).
+pub use fault_count::FaultCount;
 
 #[cfg(feature = "profiling")]
 mod profiling;

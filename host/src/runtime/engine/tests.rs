@@ -8,6 +8,9 @@ use wasmtime::{Engine, Store};
 use crate::runtime::test_support::{count, counter, hold_tier_ups, load, optimized, two_calls};
 use crate::runtime::{CallContext, CallFailure, CallLimits, Plugin, RuntimeOptions, Tier};
 
+#[cfg(target_os = "linux")]
+mod memory_reset;
+
 /// A plain component whose `count` never returns.
 fn forever() -> Vec<u8> {
     wat::parse_str(
@@ -152,90 +155,6 @@ async fn metered_compiles_have_their_own_cache() {
     let free = load(&second, "free", bytes, CallLimits::default()).await;
     assert!(cache_of(&second.unmetered.optimized));
     assert!(!meters(&engine_of(&free)));
-}
-
-/// A pooled memory whose guest wrote more disjoint runs of pages than one
-/// `PAGEMAP_SCAN` reports (32) keeps every written page resident after its
-/// reset, as `linear_memory_keep_resident` allows: the next instance in the
-/// slot finds them mapped instead of faulting each in again. Upstream
-/// wasmtime decommits everything after the 32nd run (vendor/wasmtime).
-#[cfg(target_os = "linux")]
-#[test]
-fn scattered_dirty_pages_stay_resident() {
-    use wasmtime::{Config, Instance, InstanceAllocationStrategy, Module, PoolingAllocationConfig};
-
-    use crate::runtime::engine::pool_config;
-    use crate::runtime::limits::Ceilings;
-
-    if !PoolingAllocationConfig::is_pagemap_scan_available() {
-        eprintln!("skipped: no PAGEMAP_SCAN on this kernel");
-        return;
-    }
-    const PAGES: u32 = 128;
-    let ceilings = Ceilings {
-        memory_bytes: 16 << 20,
-        ..Ceilings::default()
-    };
-    let mut config = Config::new();
-    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config(
-        1, &ceilings,
-    )));
-    let engine = Engine::new(&config).unwrap();
-    // `scatter` writes one byte to every other host page: 64 disjoint runs.
-    let module = Module::new(
-        &engine,
-        format!(
-            r#"(module
-                (memory (export "memory") 8)
-                (func (export "scatter")
-                    (local $page i32)
-                    (loop $next
-                        (i32.store8 (i32.mul (local.get $page) (i32.const 4096)) (i32.const 1))
-                        (local.set $page (i32.add (local.get $page) (i32.const 2)))
-                        (br_if $next (i32.lt_u (local.get $page) (i32.const {PAGES}))))))"#
-        ),
-    )
-    .unwrap();
-    let run = || {
-        let mut store = Store::new(&engine, ());
-        let instance = Instance::new(&mut store, &module, &[]).unwrap();
-        let memory = instance.get_memory(&mut store, "memory").unwrap();
-        let base = memory.data_ptr(&store) as usize;
-        let scatter = instance
-            .get_typed_func::<(), ()>(&mut store, "scatter")
-            .unwrap();
-        (store, base, scatter)
-    };
-
-    let (mut first, _, scatter) = run();
-    scatter.call(&mut first, ()).unwrap();
-    drop(first);
-
-    // The same module's next instance takes the same (only) slot; nothing
-    // touches its memory before its pages are looked up.
-    let (second, base, _) = run();
-    let written: Vec<usize> = (0..PAGES as usize).step_by(2).collect();
-    let resident = written
-        .iter()
-        .filter(|&&page| page_present(base + page * 4096))
-        .count();
-    assert_eq!(resident, written.len(), "written pages still mapped");
-    drop(second);
-}
-
-/// Whether this process has the page at `address` mapped (`/proc/self/pagemap`,
-/// bit 63), without touching it.
-#[cfg(target_os = "linux")]
-fn page_present(address: usize) -> bool {
-    use std::io::{Read, Seek, SeekFrom};
-
-    let mut pagemap = std::fs::File::open("/proc/self/pagemap").unwrap();
-    pagemap
-        .seek(SeekFrom::Start((address / 4096 * 8) as u64))
-        .unwrap();
-    let mut entry = [0u8; 8];
-    pagemap.read_exact(&mut entry).unwrap();
-    u64::from_le_bytes(entry) >> 63 == 1
 }
 
 /// Funcrefs made by `ref.func` at start-up, by an active element segment and

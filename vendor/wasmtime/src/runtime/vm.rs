@@ -117,6 +117,9 @@ pub use crate::runtime::vm::provenance::*;
 pub use crate::runtime::vm::stack_switching::*;
 pub use crate::runtime::vm::store_box::*;
 #[cfg(feature = "std")]
+// Patched for Wharf (see PATCHED.md).
+#[cfg(has_virtual_memory)]
+pub(crate) use crate::runtime::vm::sys::vm::{process_faults_for_memo, with_fault_reading};
 pub use crate::runtime::vm::sys::mmap::open_file_for_mmap;
 #[cfg(has_host_compiler_backend)]
 pub use crate::runtime::vm::sys::unwind::UnwindRegistration;

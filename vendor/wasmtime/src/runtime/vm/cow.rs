@@ -5,7 +5,7 @@ use super::sys::DecommitBehavior;
 use crate::Engine;
 use crate::prelude::*;
 use crate::runtime::vm::mpk::ProtectionKey;
-use crate::runtime::vm::sys::vm::{self, MemoryImageSource, PageMap, reset_with_pagemap};
+use crate::runtime::vm::sys::vm::{self, MemoryImageSource, PageMap, ScanMemo, reset_with_pagemap};
 use crate::runtime::vm::{
     HostAlignedByteCount, MmapOffset, ModuleMemoryImageSource, host_page_size,
 };
@@ -346,6 +346,10 @@ pub struct MemoryImageSlot {
     /// `mmap` resets the affected pages back to the default key 0 which is
     /// accessible from every stripe.
     pkey: Option<ProtectionKey>,
+
+    /// Patched for Wharf (see PATCHED.md): what the last reset's scan of
+    /// this slot found, for the next reset.
+    scan_memo: ScanMemo,
 }
 
 impl fmt::Debug for MemoryImageSlot {
@@ -381,6 +385,7 @@ impl MemoryImageSlot {
             image: None,
             dirty: false,
             pkey,
+            scan_memo: ScanMemo::default(),
         }
     }
 
@@ -604,6 +609,7 @@ impl MemoryImageSlot {
                     self.base.as_mut_ptr(),
                     self.accessible,
                     keep_resident,
+                    Some(&mut self.scan_memo),
                     |region| manually_reset_region(self.base.as_mut_ptr().addr(), image, region),
                     decommit,
                 ),
@@ -615,6 +621,7 @@ impl MemoryImageSlot {
                     self.base.as_mut_ptr(),
                     self.accessible,
                     keep_resident,
+                    Some(&mut self.scan_memo),
                     |region| region.fill(0),
                     decommit,
                 ),

@@ -11,6 +11,22 @@ impl PageMap {
     }
 }
 
+/// What a scan found, where there is no scan (see the Linux `ScanMemo`).
+#[derive(Debug, Default)]
+pub struct ScanMemo;
+
+/// No page-fault count is used where there is no scan.
+#[allow(dead_code, reason = "not used on linux64")]
+pub fn process_faults_for_memo() -> Option<u64> {
+    None
+}
+
+/// Runs `f` (see the Linux `with_fault_reading`).
+#[allow(dead_code, reason = "not used on linux64")]
+pub fn with_fault_reading<R>(_faults: u64, f: impl FnOnce() -> R) -> R {
+    f()
+}
+
 /// Resets `ptr` for `len` bytes.
 ///
 /// Returns the number of bytse that are still resident after this returns.
@@ -23,6 +39,7 @@ pub unsafe fn reset_with_pagemap(
     mut ptr: *mut u8,
     mut len: HostAlignedByteCount,
     mut keep_resident: HostAlignedByteCount,
+    _memo: Option<&mut ScanMemo>,
     mut reset_manually: impl FnMut(&mut [u8]),
     mut decommit: impl FnMut(*mut u8, usize),
 ) -> usize {

@@ -7,7 +7,9 @@ use core::ptr::{self, NonNull};
 #[cfg(feature = "std")]
 use std::{fs::File, sync::Arc};
 
-pub use crate::runtime::vm::pagemap_disabled::{PageMap, reset_with_pagemap};
+pub use crate::runtime::vm::pagemap_disabled::{
+    PageMap, ScanMemo, process_faults_for_memo, reset_with_pagemap, with_fault_reading,
+};
 
 pub unsafe fn expose_existing_mapping(ptr: *mut u8, len: usize) -> Result<()> {
     unsafe {

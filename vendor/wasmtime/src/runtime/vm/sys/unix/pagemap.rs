@@ -11,6 +11,8 @@ use rustix::ioctl::ioctl;
 use std::fs::File;
 use std::mem::MaybeUninit;
 use std::ptr;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A static file-per-process which represents this process's page map file.
 ///
@@ -50,6 +52,10 @@ static PROCESS_PAGEMAP: std::sync::LazyLock<Option<File>> = std::sync::LazyLock:
     /// library apply here. Effectively the standard library primitives are
     /// avoided here as they aren't necessarily safe to execute in this context.
     unsafe extern "C" fn after_fork_in_child() {
+        // Patched for Wharf (see PATCHED.md): the child's fault counts start
+        // again from zero, so no memo taken in the parent may be used here.
+        FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
+
         let Some(parent_pagemap) = PROCESS_PAGEMAP.as_ref() else {
             // This should not be reachable, but to avoid panic infrastructure
             // here this is just skipped instead.
@@ -117,6 +123,97 @@ impl PageMap {
         }
         Some(PageMap(file))
     }
+}
+
+/// Patched for Wharf (see PATCHED.md): bumped in a forked child.
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// Patched for Wharf (see PATCHED.md): the regions one memory slot's last
+/// scan reset, so that its next reset can do without a scan.
+///
+/// A page of a slot joins the set a scan reports (present, anonymous, not
+/// the zero page) only through a page fault: the first write to a page that
+/// is unmapped, maps the zero page or maps the image's file. The kernel
+/// counts every fault a thread of the process takes, including those made on
+/// its behalf by `get_user_pages`, in the counts `getrusage(RUSAGE_SELF)`
+/// reports (exited threads included). So if the process has taken no fault
+/// since a slot's last scan began, no page outside that scan's regions can
+/// differ from the slot's initial contents, and resetting those regions
+/// again is a whole reset. Pages may leave the set without a fault (a
+/// decommit, a remap, reclaim): resetting such a page again faults it back
+/// in with the right contents, which is slower but still right.
+///
+/// Transparent huge pages would break this: `khugepaged` (or
+/// `MADV_COLLAPSE`) turns a range's unmapped pages into mapped anonymous
+/// ones without a fault, and writes to them then take none. So a memo is
+/// only used in a process that has THP disabled for every mapping
+/// (`PR_SET_THP_DISABLE`, which Wharf sets before `main`) and never turns it
+/// back on.
+#[derive(Debug, Default)]
+pub struct ScanMemo {
+    /// When the regions were found; `None` until a scan has completed.
+    taken: Option<ScanTaken>,
+    /// Offsets from the memory's base, and lengths, of the regions reset.
+    regions: Vec<(usize, usize)>,
+}
+
+/// What must be the same again for a memo to stand in for a scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ScanTaken {
+    /// The process's page faults (minor and major) before the scan.
+    faults: u64,
+    /// [`FORK_GENERATION`] then.
+    generation: u64,
+    base: usize,
+    len: usize,
+}
+
+thread_local! {
+    /// Patched for Wharf: the reading the resets on this thread use instead
+    /// of their own while [`with_fault_reading`] runs.
+    static FAULT_READING: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// Patched for Wharf (see PATCHED.md): runs `f` with every memory reset on
+/// this thread comparing `faults` (a reading of [`process_faults_for_memo`])
+/// instead of taking a reading of its own. Only for resets of memories whose
+/// instances ran no guest code after `faults` was read; see
+/// `wasmtime::FaultCount`.
+pub fn with_fault_reading<R>(faults: u64, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<u64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            FAULT_READING.with(|reading| reading.set(self.0));
+        }
+    }
+    let _restore = Restore(FAULT_READING.with(|reading| reading.replace(Some(faults))));
+    f()
+}
+
+/// The process's page faults so far, or `None` where a memo may not be
+/// used (THP not disabled for every mapping, or no count).
+pub fn process_faults_for_memo() -> Option<u64> {
+    static THP_DISABLED: AtomicBool = AtomicBool::new(false);
+    if !THP_DISABLED.load(Ordering::Relaxed) {
+        // SAFETY: PR_GET_THP_DISABLE takes and writes no pointer.
+        let flags = unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) };
+        // Exactly 1: off for every mapping. Newer kernels add a bit for
+        // "except where `MADV_HUGEPAGE` asks for them".
+        if flags != 1 {
+            return None;
+        }
+        THP_DISABLED.store(true, Ordering::Relaxed);
+    }
+    let mut usage = MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: `getrusage` writes one `rusage` to the pointer it is given.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: written by the successful call above.
+    let usage = unsafe { usage.assume_init() };
+    let minor = u64::try_from(usage.ru_minflt).ok()?;
+    let major = u64::try_from(usage.ru_majflt).ok()?;
+    Some(minor + major)
 }
 
 /// Resets `ptr` for `len` bytes.
@@ -237,6 +334,7 @@ pub unsafe fn reset_with_pagemap(
     ptr: *mut u8,
     len: HostAlignedByteCount,
     mut keep_resident: HostAlignedByteCount,
+    mut memo: Option<&mut ScanMemo>,
     mut reset_manually: impl FnMut(&mut [u8]),
     mut decommit: impl FnMut(*mut u8, usize),
 ) -> usize {
@@ -265,11 +363,15 @@ pub unsafe fn reset_with_pagemap(
         // SAFETY: the safety requirement of
         // `pagemap_disabled::reset_with_pagemap` is the same as this function.
         _ => unsafe {
+            if let Some(memo) = memo {
+                memo.taken = None;
+            }
             return crate::runtime::vm::pagemap_disabled::reset_with_pagemap(
                 None,
                 ptr,
                 len,
                 keep_resident,
+                None,
                 reset_manually,
                 decommit,
             );
@@ -283,6 +385,38 @@ pub unsafe fn reset_with_pagemap(
     // memory is walked or `keep_resident` is used up. (Upstream stops at the
     // first full buffer and decommits everything after it, so every later
     // instance faults those pages in again.)
+    // Patched for Wharf: no fault since the last scan, no scan (see
+    // `ScanMemo`). The count is read before this scan begins.
+    let taken = memo.as_ref().and_then(|_| {
+        Some(ScanTaken {
+            faults: FAULT_READING
+                .with(Cell::get)
+                .or_else(process_faults_for_memo)?,
+            generation: FORK_GENERATION.load(Ordering::Relaxed),
+            base: ptr.addr(),
+            len: len.byte_count(),
+        })
+    });
+    if let Some(memo) = memo.as_deref_mut() {
+        if taken.is_some() && memo.taken == taken {
+            let mut bytes_resident = 0;
+            for &(offset, region_len) in &memo.regions {
+                // SAFETY: a region an earlier scan of this same memory
+                // (`base` and `len` are the same) found inside it.
+                unsafe {
+                    reset_manually(&mut *ptr::slice_from_raw_parts_mut(
+                        ptr.add(offset),
+                        region_len,
+                    ));
+                }
+                bytes_resident += region_len;
+            }
+            return bytes_resident;
+        }
+        memo.taken = None;
+        memo.regions.clear();
+    }
+
     const MAX_REGIONS: usize = 32;
     let mut storage = [MaybeUninit::uninit(); MAX_REGIONS];
     let end = ptr.wrapping_add(len.byte_count());
@@ -332,6 +466,7 @@ pub unsafe fn reset_with_pagemap(
                     ptr,
                     len,
                     keep_resident,
+                    None,
                     reset_manually,
                     decommit,
                 );
@@ -341,6 +476,7 @@ pub unsafe fn reset_with_pagemap(
             // below.
             Err(err) => {
                 log::warn!("failed pagemap scan {err}");
+                memo = None;
                 break;
             }
         };
@@ -355,6 +491,10 @@ pub unsafe fn reset_with_pagemap(
             }
             bytes_resident += region.len();
             pages_left = pages_left.saturating_sub(region.len() / host_page_size);
+            if let Some(memo) = memo.as_deref_mut() {
+                memo.regions
+                    .push((region.start().addr() - ptr.addr(), region.len()));
+            }
         }
         walk_start = result.walk_end().cast_mut();
 
@@ -371,6 +511,9 @@ pub unsafe fn reset_with_pagemap(
     // decommitted memory here will be 0 meaning that this is a noop.
     decommit(walk_start, end.addr() - walk_start.addr());
 
+    if let Some(memo) = memo {
+        memo.taken = taken;
+    }
     bytes_resident
 }
 

@@ -6,7 +6,9 @@ use std::io;
 #[cfg(feature = "std")]
 use std::sync::Arc;
 
-pub use super::pagemap::{PageMap, reset_with_pagemap};
+pub use super::pagemap::{
+    PageMap, ScanMemo, process_faults_for_memo, reset_with_pagemap, with_fault_reading,
+};
 
 pub unsafe fn expose_existing_mapping(ptr: *mut u8, len: usize) -> io::Result<()> {
     unsafe {

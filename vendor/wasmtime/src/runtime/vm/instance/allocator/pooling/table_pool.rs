@@ -242,6 +242,7 @@ impl TablePool {
                 base,
                 table_byte_size_page_aligned,
                 self.keep_resident,
+                None,
                 |slice| slice.fill(0),
                 decommit,
             )
