@@ -8,10 +8,10 @@ use crate::prelude::*;
 use self::ioctl::{Categories, PageMapScanBuilder};
 use crate::runtime::vm::{HostAlignedByteCount, host_page_size};
 use rustix::ioctl::ioctl;
+use std::cell::Cell;
 use std::fs::File;
 use std::mem::MaybeUninit;
 use std::ptr;
-use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A static file-per-process which represents this process's page map file.
@@ -378,13 +378,6 @@ pub unsafe fn reset_with_pagemap(
         },
     };
 
-    // Patched for Wharf (see PATCHED.md). The regions of one scan live on
-    // the stack. A guest whose writes are scattered (a JavaScript or Python
-    // runtime's heap) leaves more disjoint dirty regions than that: the kernel then stops the walk with the buffer
-    // full, and the scan continues from where it stopped until the whole
-    // memory is walked or `keep_resident` is used up. (Upstream stops at the
-    // first full buffer and decommits everything after it, so every later
-    // instance faults those pages in again.)
     // Patched for Wharf: no fault since the last scan, no scan (see
     // `ScanMemo`). The count is read before this scan begins.
     let taken = memo.as_ref().and_then(|_| {
@@ -417,6 +410,13 @@ pub unsafe fn reset_with_pagemap(
         memo.regions.clear();
     }
 
+    // Patched for Wharf (see PATCHED.md). The regions of one scan live on
+    // the stack. A guest whose writes are scattered (a JavaScript or Python
+    // runtime's heap) leaves more disjoint dirty regions than that: the kernel then stops the walk with the buffer
+    // full, and the scan continues from where it stopped until the whole
+    // memory is walked or `keep_resident` is used up. (Upstream stops at the
+    // first full buffer and decommits everything after it, so every later
+    // instance faults those pages in again.)
     const MAX_REGIONS: usize = 32;
     let mut storage = [MaybeUninit::uninit(); MAX_REGIONS];
     let end = ptr.wrapping_add(len.byte_count());
