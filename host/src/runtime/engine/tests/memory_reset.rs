@@ -1,6 +1,7 @@
-//! How a pooled memory is reset between instances (vendor/wasmtime's two
-//! changes to it): every page a guest wrote goes back to its initial
-//! contents, and stays resident for the next instance.
+//! How a pooled memory is reset between instances (vendor/wasmtime's
+//! changes to it: the scan past a full buffer, and the reset without a
+//! scan): every page a guest wrote goes back to its initial contents, and
+//! stays resident for the next instance.
 
 use std::process::Command;
 
@@ -136,7 +137,7 @@ fn reset_from_the_memo() {
     // memory's address comes back once the instance (and so its memory's
     // reset) is done. Its store is dropped as the upkeep thread drops a
     // batch (`FaultCount::drop_store`) if `batch`, else plainly.
-    let instance = |peeks: &[(i32, i32)], pokes: &[(i32, i32)], batch: Drop| {
+    let instance = |peeks: &[(i32, i32)], pokes: &[(i32, i32)], batch: Dropped| {
         let mut store = Store::new(&engine, ());
         let instance = Instance::new(&mut store, &module, &[]).unwrap();
         let base = instance
@@ -154,23 +155,23 @@ fn reset_from_the_memo() {
         }
         match batch {
             // SAFETY: the store's calls are over before the reading.
-            Drop::Batch => unsafe { FaultCount::now().drop_store(store) },
-            Drop::Plain => drop(store),
+            Dropped::Batch => unsafe { FaultCount::now().drop_store(store) },
+            Dropped::Plain => drop(store),
         }
         base
     };
     let page = |base: usize, page: usize| base + page * 4096;
 
     // A few rounds: the first reset scans; later ones use the memo.
-    for batch in [Drop::Plain, Drop::Batch].repeat(4) {
+    for batch in [Dropped::Plain, Dropped::Batch].repeat(4) {
         let base = instance(&[(1, IMAGE), (3, 0)], &[(1, 7), (3, 9)], batch);
         assert!(page_present(page(base, 3)));
     }
     // A page the scan found, taken away without a fault: a reset from the
     // memo writes it (zeroes) and so maps it again; a scan would not see it.
     // That write faults, so each time a round that scans comes first.
-    for batch in [Drop::Plain, Drop::Batch] {
-        let base = instance(&[(1, IMAGE), (3, 0)], &[(1, 7), (3, 9)], Drop::Plain);
+    for batch in [Dropped::Plain, Dropped::Batch] {
+        let base = instance(&[(1, IMAGE), (3, 0)], &[(1, 7), (3, 9)], Dropped::Plain);
         // SAFETY: the page is in the slot's memory, which no instance uses
         // now; `MADV_DONTNEED` leaves it reading as zeroes, its initial
         // contents.
@@ -186,7 +187,7 @@ fn reset_from_the_memo() {
 
     // A page written for the first time since: its write faulted, so the
     // next reset scans, and the instance after it finds the page zeroed.
-    for (batch, fresh) in [(Drop::Plain, 20), (Drop::Batch, 21)] {
+    for (batch, fresh) in [(Dropped::Plain, 20), (Dropped::Batch, 21)] {
         instance(&[(1, IMAGE), (3, 0)], &[(fresh, 5), (1, 7)], batch);
         instance(&[(fresh, 0), (1, IMAGE), (3, 0)], &[], batch);
     }
@@ -194,7 +195,7 @@ fn reset_from_the_memo() {
 
 /// How [`reset_from_the_memo`] drops a store.
 #[derive(Clone, Copy)]
-enum Drop {
+enum Dropped {
     Plain,
     Batch,
 }
